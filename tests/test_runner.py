@@ -189,3 +189,41 @@ def test_fit_warnings_are_recorded_not_printed(tmp_path, recwarn):
     assert json.loads(path.read_text())["fit_warnings"] == [
         "UserWarning: inner K-means found fewer clusters"]
     assert not [w for w in recwarn if "fewer clusters" in str(w.message)]
+
+
+def test_identical_subsets_are_clustered_once_and_scored_identically(tmp_path):
+    data = load_dataset("synthetic")
+    d = data.X.shape[1]
+    cfg = {"name": "ls", "params": {"k": 5}, "grid": {"weight": ["heat", "binary"]},
+           "default": {"weight": "heat"}}
+    # At m = d both settings select every feature: one clustering serves both records.
+    run_sweep(data, plan_tasks(data, cfg, [5, d], PROTOCOL, 0, tmp_path), n_jobs=1)
+    records = [json.loads(p.read_text()) for p in (tmp_path / "synthetic" / "ls").glob("*.json")]
+    full = [r for r in records if r["key"]["n_features"] == d]
+    assert len(full) == 2 and sorted(r["eval_cached"] for r in full) == [False, True]
+    assert full[0]["acc"] == full[1]["acc"] and full[0]["nmi"] == full[1]["nmi"]
+    # The cache is exact: a fresh store without it gives the same scores.
+    fresh = tmp_path / "fresh"
+    run_sweep(data, plan_tasks(data, cfg, [d], PROTOCOL, 0, fresh), n_jobs=1)
+    (again,) = [json.loads(p.read_text()) for p in (fresh / "synthetic" / "ls").glob("*.json")
+                if json.loads(p.read_text())["key"]["params"]["weight"] == "binary"]
+    assert again["acc"] == full[0]["acc"]
+    # Different subsets are never confused: the m = 5 subsets differ from m = d, so are scored anew.
+    small = [r for r in records if r["key"]["n_features"] == 5]
+    assert all(set(r["selected"]) != set(range(d)) for r in small)
+    assert any(not r["eval_cached"] for r in small)
+
+
+def test_corrupted_subset_scores_are_recomputed(tmp_path):
+    data = load_dataset("synthetic")
+    cfg = {"name": "ls", "params": {"k": 5}, "grid": {}, "default": {}}
+    run_sweep(data, plan_tasks(data, cfg, [5], PROTOCOL, 0, tmp_path), n_jobs=1)
+    (cache_file,) = (tmp_path / "synthetic" / "_subset_scores").glob("*/*.json")
+    (record_file,) = (tmp_path / "synthetic" / "ls").glob("*.json")
+    good = json.loads(record_file.read_text())["acc"]
+    cache_file.write_text(cache_file.read_text().replace("0.", "0.9", 1))  # tampered
+    record_file.unlink()
+    run_sweep(data, plan_tasks(data, cfg, [5], PROTOCOL, 0, tmp_path), n_jobs=1)
+    record = json.loads(record_file.read_text())
+    assert record["acc"] == good and record["eval_cached"] is False
+    assert len(load_results(tmp_path)) == 1  # cache files are not read as records

@@ -42,6 +42,8 @@ from ufsbench.errors import UFSBenchError
 from ufsbench.paths import default_results_dir
 
 RECORD_VERSION = 1
+#: Per-data-set directory of the subset-score cache (K-means scores keyed by the feature subset).
+SUBSET_SCORES_DIR = "_subset_scores"
 #: A lock whose heartbeat is older than this (seconds) is stale, whatever host holds it.
 LOCK_STALE_AFTER = 600.0
 #: How often (seconds) a lock holder refreshes its lock file's modification time.
@@ -94,6 +96,12 @@ class ResultStore:
 
     def fit_path(self, fit_key: dict) -> Path:
         return self.root / fit_key["dataset"] / fit_key["method"] / "fits" / f"{digest(fit_key)}.json"
+
+    def subset_scores_path(self, scores_key: dict) -> Path:
+        """Where the K-means scores of one feature subset live (one level deeper than records, so
+        that iterating records never meets them)."""
+        name = digest(scores_key)
+        return self.root / scores_key["dataset"] / SUBSET_SCORES_DIR / name[:2] / f"{name}.json"
 
     # -- reading -------------------------------------------------------------------------------
     @staticmethod
@@ -162,7 +170,15 @@ class ResultStore:
             raise write_error(path.parent, exc) from None
 
     def write_record(self, key: dict, result: dict) -> Path:
-        path = self.record_path(key)
+        return self._write_keyed(self.record_path(key), key, result)
+
+    def read_subset_scores(self, scores_key: dict) -> dict | None:
+        return self.read(self.subset_scores_path(scores_key))
+
+    def write_subset_scores(self, scores_key: dict, scores: dict) -> Path:
+        return self._write_keyed(self.subset_scores_path(scores_key), scores_key, scores)
+
+    def _write_keyed(self, path: Path, key: dict, result: dict) -> Path:
         payload = _jsonable({"version": RECORD_VERSION, "key": key, **result})
         payload["integrity"] = digest(payload)
         self.write(path, payload)

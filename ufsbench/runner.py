@@ -32,7 +32,7 @@ from ufsbench.datasets import Dataset
 from ufsbench.errors import UFSBenchError
 from ufsbench.evaluation import NMI_NORMALISATIONS, clustering_scores, score_labels
 from ufsbench.methods import make_selector, method_parameters, selector_class
-from ufsbench.results import ResultStore, remove_dead_partials
+from ufsbench.results import ResultStore, digest, remove_dead_partials
 
 SCORINGS = ("kmeans", "own_labels")
 BACKENDS = ("local", "dask")
@@ -159,11 +159,31 @@ def environment() -> dict:
 
 
 # -- one task --------------------------------------------------------------------------------
-def _kmeans_result(task: Task, X_selected: np.ndarray, y: np.ndarray) -> dict:
+def _kmeans_result(task: Task, X: np.ndarray, y: np.ndarray, selected) -> dict:
+    """The K-means scores of the feature subset ``selected``, computed once per subset.
+
+    The scores depend only on the data, the subset, the seed and the protocol, and grid settings
+    often select the same subset (a weight too small to matter, a saturated sparsity term): the
+    scores are cached in the store by subset, so each distinct subset is clustered once per sweep
+    and across sweeps. A cache hit is exact (the same seeded runs), not an approximation.
+    """
+    store = ResultStore(task.results_dir)
+    columns = np.sort(np.asarray(selected, dtype=int))
+    key = {"dataset": task.dataset, "data_checksum": task.data_checksum,
+           "n_clusters": task.n_clusters, "seed": task.seed,
+           "evaluation": task.protocol.as_key(), "subset": digest(columns.tolist())}
+    cached = store.read_subset_scores(key)
+    if cached is not None:
+        return {"acc": cached["acc"], "nmi": cached["nmi"], "kmeans_seeds": cached["kmeans_seeds"],
+                "eval_time": 0.0, "eval_cached": True}
     p = task.protocol
-    s = clustering_scores(X_selected, y, task.n_clusters, n_runs=p.n_runs, random_state=task.seed,
-                          nmi=p.nmi, init=p.kmeans_init, max_iter=p.kmeans_max_iter)
-    return {"acc": s.acc, "nmi": s.nmi_all, "kmeans_seeds": s.seeds}
+    start = time.perf_counter()
+    s = clustering_scores(X[:, columns], y, task.n_clusters, n_runs=p.n_runs,
+                          random_state=task.seed, nmi=p.nmi, init=p.kmeans_init,
+                          max_iter=p.kmeans_max_iter)
+    scores = {"acc": s.acc, "nmi": s.nmi_all, "kmeans_seeds": s.seeds}
+    store.write_subset_scores(key, scores)
+    return {**scores, "eval_time": time.perf_counter() - start, "eval_cached": False}
 
 
 def _fit(task: Task, X: np.ndarray, n_features: int | None, random_state: int):
@@ -213,7 +233,7 @@ def run_task(task: Task, X: np.ndarray, y: np.ndarray) -> int:
                 selector, fit_time = _fit(task, X, None if kind == "all" else max(counts), task.seed)
                 for m in todo:
                     selected = selector.top_features(m)
-                    result = _kmeans_result(task, X[:, selected], y)
+                    result = _kmeans_result(task, X, y, selected)
                     store.write_record(task.record_key(m, "kmeans"),
                                        {**result, "selected": selected, "fit_time": fit_time,
                                         **_summary(selector), "env": environment()})
@@ -231,7 +251,7 @@ def _run_subset_count(task: Task, store: ResultStore, X, y, m: int) -> int:
     if "kmeans" in task.protocol.scoring and store.needs(key):
         selector, fit_time = _fit(task, X, m, task.seed)
         selected = np.flatnonzero(selector.get_support())
-        store.write_record(key, {**_kmeans_result(task, X[:, selected], y), "selected": selected,
+        store.write_record(key, {**_kmeans_result(task, X, y, selected), "selected": selected,
                                  "fit_time": fit_time, **_summary(selector),
                                  "env": environment()})
         written += 1
