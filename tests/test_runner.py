@@ -227,3 +227,49 @@ def test_corrupted_subset_scores_are_recomputed(tmp_path):
     record = json.loads(record_file.read_text())
     assert record["acc"] == good and record["eval_cached"] is False
     assert len(load_results(tmp_path)) == 1  # cache files are not read as records
+
+
+def _blob_dataset():
+    """Four equal, well-separated blobs: DGUFS's L has a 4-fold top eigenvalue there, so the
+    eigensolver's random start changes the labels from seed to seed."""
+    from ufsbench.datasets import Dataset
+
+    rng = np.random.default_rng(0)
+    y = np.repeat(np.arange(4), 10)
+    X = 0.3 * rng.standard_normal((40, 30))
+    X[:, :2] += 10.0 * rng.standard_normal((4, 2))[y]
+    return Dataset(name="blobs4", X=X, y=y, checksum="sha256:blobs4")
+
+
+def _own_label_records(tmp_path, monkeypatch, reuse: bool) -> tuple[dict, int]:
+    """The own_labels record of one DGUFS task, and how many fits the runner made for it."""
+    import ufsbench.runner as runner
+    from ufsbench.methods.dgufs import DGUFS
+
+    monkeypatch.setattr(DGUFS, "random_state_only_in_labels", reuse)
+    fits = []
+    real_fit = runner._fit
+
+    def counting_fit(*args, **kwargs):
+        fits.append(args[-1])
+        return real_fit(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "_fit", counting_fit)
+    data = _blob_dataset()
+    cfg = {"name": "dgufs", "params": {"beta": 0.5, "alpha": 10.0}, "grid": {}, "default": {}}
+    protocol = EvaluationProtocol(n_runs=8, scoring=("kmeans", "own_labels"))
+    run_sweep(data, plan_tasks(data, cfg, [5], protocol, 0, tmp_path), n_jobs=1)
+    (record,) = [r for r in (json.loads(p.read_text())
+                             for p in (tmp_path / "blobs4" / "dgufs").glob("*.json"))
+                 if r["key"]["scoring"] == "own_labels"]
+    return record, len(fits)
+
+
+def test_own_labels_redrawn_from_one_fit_equal_refits(tmp_path, monkeypatch):
+    refit, refit_fits = _own_label_records(tmp_path / "refit", monkeypatch, reuse=False)
+    reused, reused_fits = _own_label_records(tmp_path / "reuse", monkeypatch, reuse=True)
+    assert (refit_fits, reused_fits) == (8, 1)  # the K-means record's fit serves every seed
+    assert refit["labels_from_one_fit"] is False and reused["labels_from_one_fit"] is True
+    assert len(set(refit["acc"])) > 1  # the seeds do change the labels: the comparison has teeth
+    for field_name in ("acc", "nmi", "fit_seeds", "selected", "n_iter", "objective_history"):
+        assert reused[field_name] == refit[field_name], field_name

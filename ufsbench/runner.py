@@ -11,7 +11,7 @@ file system) never compute the same task twice: a sweep that finds a task claime
 tasks first, then waits for the claim to be released (or to go stale) and picks up what is left.
 ``backend="dask"`` runs the tasks on a ``dask.distributed`` cluster through joblib's dask
 backend. The runner knows methods only through the selector API (``selection_kind``,
-``top_features``, ``labels_``): it never special-cases a method.
+``top_features``, ``labels_``, ``labels_for_seed``): it never special-cases a method.
 """
 
 from __future__ import annotations
@@ -258,27 +258,47 @@ def _run_subset_count(task: Task, store: ResultStore, X, y, m: int) -> int:
     own_key = task.record_key(m, "own_labels")
     if "own_labels" in task.protocol.scoring and store.needs(own_key):
         # The method's own cluster labels, its randomness varied over the runs (DGUFS §5.1).
-        acc, nmis, fit_times, seeds = [], {n: [] for n in NMI_NORMALISATIONS}, [], []
-        for i in range(task.protocol.n_runs):
-            if i == 0 and selector is not None:
-                fitted, t = selector, fit_time
-            else:
-                fitted, t = _fit(task, X, m, task.seed + i)
-            labels = getattr(fitted, "labels_", None)
-            if labels is None:
-                return written  # the method learns no labels: nothing to score this way
-            a, n = score_labels(y, labels)
+        seeds = [task.seed + i for i in range(task.protocol.n_runs)]
+        runs = _own_label_runs(task, X, m, seeds, selector, fit_time)
+        if runs is None:
+            return written  # the method learns no labels: nothing to score this way
+        labels, fitted, fit_times = runs
+        acc, nmis = [], {n: [] for n in NMI_NORMALISATIONS}
+        for run_labels in labels:
+            a, n = score_labels(y, run_labels)
             acc.append(a)
             for norm in NMI_NORMALISATIONS:
                 nmis[norm].append(n[norm])
-            fit_times.append(t)
-            seeds.append(task.seed + i)
         store.write_record(own_key, {"acc": acc, "nmi": nmis, "fit_seeds": seeds,
+                                     "labels_from_one_fit": len(fit_times) == 1,
                                      "selected": np.flatnonzero(fitted.get_support()),
                                      "fit_time": float(np.mean(fit_times)), **_summary(fitted),
                                      "env": environment()})
         written += 1
     return written
+
+
+def _own_label_runs(task: Task, X, m: int, seeds: list[int], selector, fit_time):
+    """The labels a fit with each seed gives: (labels per seed, last fit, fit times), or None.
+
+    A selector whose randomness reaches only its labelling step (``labels_for_seed``) is fitted
+    once and its labels re-drawn per seed -- the same labels as a refit, at the cost of one
+    fit; any other selector is refitted per seed. ``selector`` (fitted with ``seeds[0]``) is
+    reused when given. None when the method learns no labels.
+    """
+    if selector is None:
+        selector, fit_time = _fit(task, X, m, seeds[0])
+    if getattr(selector, "labels_", None) is None:
+        return None
+    labels, fitted, fit_times = [selector.labels_], selector, [fit_time]
+    for seed in seeds[1:]:
+        redrawn = selector.labels_for_seed(seed)
+        if redrawn is None:
+            fitted, t = _fit(task, X, m, seed)
+            redrawn = fitted.labels_
+            fit_times.append(t)
+        labels.append(redrawn)
+    return labels, fitted, fit_times
 
 
 def run_claimed_task(task: Task, X: np.ndarray, y: np.ndarray) -> int | None:

@@ -212,3 +212,29 @@ def test_allaml_runs_and_scores():
     acc = clustering_accuracy(y, sel.labels_)
     km = clustering_scores(X[:, sel.support_], y, 2, n_runs=5).acc_mean
     assert 0.0 < acc <= 1.0 and 0.0 < km <= 1.0
+
+
+def test_fit_does_not_depend_on_random_state():
+    # What licenses labels_for_seed: random_state reaches only the labelling eigensolver.
+    X, _ = _blobs(sizes=(10, 10, 10, 10), d=30)
+    fits = [make_selector("dgufs", n_features_to_select=5, n_clusters=4, alpha=10.0,
+                          random_state=seed).fit(X) for seed in (0, 1, 7)]
+    assert DGUFS.random_state_only_in_labels
+    for other in fits[1:]:
+        assert np.array_equal(other.support_, fits[0].support_)
+        assert np.array_equal(other.L_, fits[0].L_)
+        assert other.objective_history_ == fits[0].objective_history_
+
+
+def test_labels_for_seed_equal_a_fresh_fit_with_that_seed():
+    X, _ = _blobs(sizes=(10, 10, 10, 10), d=30)  # equal sizes: the labels vary with the seed
+    one = make_selector("dgufs", n_features_to_select=5, n_clusters=4, alpha=10.0,
+                        random_state=0).fit(X)
+    seen = set()
+    for seed in range(8):
+        fresh = make_selector("dgufs", n_features_to_select=5, n_clusters=4, alpha=10.0,
+                              random_state=seed).fit(X)
+        assert np.array_equal(one.labels_for_seed(seed), fresh.labels_)
+        seen.add(tuple(fresh.labels_))
+    assert len(seen) > 1  # the seeds matter here, so equality above is not vacuous
+    assert np.array_equal(one.labels_for_seed(0), one.labels_)

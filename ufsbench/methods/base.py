@@ -43,6 +43,11 @@ class UFSSelector(SelectorMixin, BaseEstimator):
     selection_kind: ClassVar[str] = "ranking"
     #: Registry id, set by :func:`register`.
     method_id: ClassVar[str] = ""
+    #: True when ``random_state`` reaches only the step that draws ``labels_`` from the fitted
+    #: model (e.g. an eigensolver's random start), never the fit itself: then one fit serves
+    #: every seed through :meth:`labels_for_seed`. A method declaring it implements
+    #: ``_labels_for_seed`` and keeps its fit deterministic (its tests must check both).
+    random_state_only_in_labels: ClassVar[bool] = False
 
     def fit(self, X, y=None):
         """Fit on X (n_samples, n_features). ``y`` is ignored: selectors never see labels."""
@@ -76,6 +81,22 @@ class UFSSelector(SelectorMixin, BaseEstimator):
         if not 1 <= m <= self.n_features_in_:
             raise UFSBenchError(f"m={m} must be between 1 and n_features={self.n_features_in_}")
         return np.sort(self.ranking_[:m])
+
+    def labels_for_seed(self, random_state) -> np.ndarray | None:
+        """The ``labels_`` a fit with ``random_state`` (an int seed) would give, without refitting.
+
+        Runs that vary only a method's labelling randomness (DGUFS's eigensolver start, §5.1 of
+        its paper) then cost one fit instead of one per seed. None when the method does not
+        declare ``random_state_only_in_labels`` (the caller must refit) or learns no labels.
+        """
+        check_is_fitted(self, "support_")
+        if not self.random_state_only_in_labels or getattr(self, "labels_", None) is None:
+            return None
+        return self._labels_for_seed(random_state)
+
+    def _labels_for_seed(self, random_state) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError(f"{type(self).__name__} declares random_state_only_in_labels "
+                                  f"but does not implement _labels_for_seed")
 
     def _get_support_mask(self):
         check_is_fitted(self, "support_")
