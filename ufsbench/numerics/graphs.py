@@ -1,17 +1,29 @@
 """Sample graphs shared by the graph-based selectors: kNN graphs, heat kernels, Laplacians.
 
-All functions take X with samples as rows (n_samples, n_features) and return dense (n, n)
-arrays: every data set of the papers has n <= 10^4, where a dense n x n float64 matrix is at most
-800 MB and typically a few MB.
+All functions take X with samples as rows (n_samples, n_features). ``knn_graph`` and
+``laplacian`` return dense (n, n) arrays for dense input (the form the small-n methods use).
+
+Large n (USPS: 9298 x 256) needs neither an n x n distance matrix nor a dense graph: from
+``SPARSE_MIN_SAMPLES`` samples on, :func:`nearest_neighbors` finds each sample's k nearest
+neighbours block by block (:func:`knn_search`, O(block x n) memory, the same neighbours and
+distances as the dense path up to round-off, ties broken by index in both), and
+:func:`sparse_knn_graph` returns the kNN affinity as a ``scipy.sparse`` CSR matrix with the same
+entries as :func:`knn_graph`. ``laplacian`` keeps sparse input sparse.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.spatial.distance import cdist
 
 #: Below this many features cdist is exact and fast enough; above it the Gram form wins.
 GRAM_FORM_MIN_FEATURES = 512
+#: From this many samples on, neighbours come from the blockwise search and graphs are sparse
+#: (an n x n float64 matrix would be >= 72 MB, and its full argsort dominates the fit).
+SPARSE_MIN_SAMPLES = 3000
+#: Entries of one block of approximate distances in :func:`knn_search` (32 MB of float64).
+KNN_BLOCK_CELLS = 1 << 22
 
 
 def squared_distances(X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
@@ -79,7 +91,12 @@ def knn_graph(X: np.ndarray, k: int = 5, weight: str = "binary", sigma: float | 
         the papers use sigma = 1; ``sigma=None`` takes the mean squared kNN distance, the
         usual data-driven width, for data on scales where sigma = 1 underflows).
         ``"cosine"``: cosine similarity on the same support.
+
+    From ``SPARSE_MIN_SAMPLES`` samples on, the graph is built by :func:`sparse_knn_graph`
+    (no n x n distance matrix, no full sort) and densified: the same entries up to round-off.
     """
+    if np.shape(X)[0] >= SPARSE_MIN_SAMPLES:
+        return sparse_knn_graph(X, k, weight=weight, sigma=sigma, symmetric=symmetric).toarray()
     D = squared_distances(X)
     mask = knn_mask(D, k, symmetric=symmetric)
     if weight == "binary":
@@ -97,7 +114,12 @@ def knn_graph(X: np.ndarray, k: int = 5, weight: str = "binary", sigma: float | 
 
 
 def laplacian(S: np.ndarray, normalized: bool = False) -> np.ndarray:
-    """Graph Laplacian of a symmetric affinity S: L = D - S, or I - D^-1/2 S D^-1/2."""
+    """Graph Laplacian of a symmetric affinity S: L = D - S, or I - D^-1/2 S D^-1/2.
+
+    A ``scipy.sparse`` S gives a sparse (CSR) L with the same entries.
+    """
+    if sp.issparse(S):
+        return _sparse_laplacian(sp.csr_matrix(S, dtype=float), normalized)
     degree = S.sum(axis=1)
     if not normalized:
         return np.diag(degree) - S
@@ -111,5 +133,149 @@ def connected_components_count(S: np.ndarray, tol: float = 0.0) -> int:
     """Number of connected components of the graph whose edges are |S_ij| > tol."""
     from scipy.sparse.csgraph import connected_components
 
-    adjacency = (np.abs(S) > tol) | (np.abs(S.T) > tol)
+    if sp.issparse(S):
+        A = abs(sp.csr_matrix(S))
+        adjacency = (A > tol).astype(np.int8)
+        adjacency = adjacency + adjacency.T
+    else:
+        adjacency = (np.abs(S) > tol) | (np.abs(S.T) > tol)
     return int(connected_components(adjacency, directed=False)[0])
+
+
+def _sparse_laplacian(S: sp.csr_matrix, normalized: bool) -> sp.csr_matrix:
+    degree = np.asarray(S.sum(axis=1)).ravel()
+    n = S.shape[0]
+    if not normalized:
+        return sp.csr_matrix(sp.diags(degree) - S)
+    inv_sqrt = np.zeros_like(degree)
+    positive = degree > 0
+    inv_sqrt[positive] = 1.0 / np.sqrt(degree[positive])
+    scale = sp.diags(inv_sqrt)
+    return sp.csr_matrix(sp.identity(n, format="csr") - scale @ S @ scale)
+
+
+def _exact_sq_distances(X: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """||x_r - x_c||^2 for index arrays of one shape, by direct differences.
+
+    Summed feature by feature in order, the order of ``cdist``'s loop, so the values are
+    bitwise those of ``cdist(..., "sqeuclidean")`` and exact ties break the same way.
+    """
+    # Features on the first axis: numpy reduces a non-contiguous axis slice by slice, in order
+    # (pairwise summation applies only along the contiguous axis).
+    diff = np.moveaxis(X[rows] - X[cols], -1, 0)
+    diff = np.ascontiguousarray(diff)
+    diff *= diff
+    return diff.sum(axis=0)
+
+
+def _knn_rows_exact(X: np.ndarray, rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Fallback of :func:`knn_search` for rows whose candidates were not provably enough."""
+    idx = np.empty((len(rows), k), dtype=np.intp)
+    dist = np.empty((len(rows), k))
+    for out, i in enumerate(rows):
+        d = cdist(X[i:i + 1], X, metric="sqeuclidean")[0]
+        d[i] = np.inf
+        order = np.argsort(d, kind="stable")[:k]
+        idx[out], dist[out] = order, d[order]
+    return idx, dist
+
+
+def knn_search(X: np.ndarray, k: int, extra: int | None = None,
+               block_cells: int = KNN_BLOCK_CELLS) -> tuple[np.ndarray, np.ndarray]:
+    """Exact k nearest neighbours (n, k) and their squared distances, without an n x n matrix.
+
+    Rows are processed in blocks: the Gram-form distances of a block to all samples (one BLAS
+    product on centred data) give ``k + extra`` candidates per row; their exact squared
+    distances (direct differences, as ``cdist``) are sorted by (distance, index), the same
+    tie-breaking as :func:`knn_indices`. A row's answer is accepted only when its k-th exact
+    distance lies strictly below the smallest Gram-form distance of the non-candidates minus a
+    bound on the Gram form's round-off; otherwise the row is redone against all samples. So the
+    result equals ``knn_indices(cdist(X, X, "sqeuclidean"), k)`` whatever the data.
+    """
+    X = np.asarray(X, dtype=float)
+    n, d = X.shape
+    if not 1 <= k < n:
+        raise ValueError(f"k={k} neighbours needs 1 <= k < n_samples={n}")
+    m = min(k + (k if extra is None else int(extra)), n - 1)
+    Xc = X - X.mean(axis=0)
+    xx = np.einsum("ij,ij->i", Xc, Xc)
+    # |Gram-form error| <= ~d eps (||x||^2 + ||y||^2); a generous multiple of it.
+    slack = 8.0 * (d + 8) * np.finfo(float).eps * (xx + xx.max())
+    block = max(1, min(n, block_cells // n, block_cells // max(m * d, 1)))
+    idx = np.empty((n, k), dtype=np.intp)
+    dist = np.empty((n, k))
+    redo = []
+    for start in range(0, n, block):
+        rows = np.arange(start, min(start + block, n))
+        G = Xc[rows] @ Xc.T
+        G *= -2.0
+        G += xx[rows, None]
+        G += xx[None, :]
+        G[np.arange(len(rows)), rows] = np.inf                         # the sample itself
+        if m < n - 1:
+            part = np.argpartition(G, m, axis=1)
+            cand, bound = part[:, :m], G[np.arange(len(rows)), part[:, m]]
+        else:
+            cand = np.argsort(G, axis=1)[:, :m]
+            bound = np.full(len(rows), np.inf)
+        exact = _exact_sq_distances(X, rows[:, None], cand)
+        order = np.lexsort((cand, exact), axis=-1)[:, :k]
+        idx[rows] = np.take_along_axis(cand, order, axis=1)
+        dist[rows] = np.take_along_axis(exact, order, axis=1)
+        redo.extend(rows[dist[rows, -1] >= bound - slack[rows]].tolist())
+    if redo:
+        redo = np.asarray(redo)
+        idx[redo], dist[redo] = _knn_rows_exact(X, redo, k)
+    return idx, dist
+
+
+def nearest_neighbors(X: np.ndarray, k: int,
+                      large: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Indices (n, k) of each sample's k nearest neighbours and their squared distances.
+
+    ``large=None`` chooses by size: below ``SPARSE_MIN_SAMPLES`` samples the dense path
+    (``knn_indices(squared_distances(X))``, bit for bit what the methods always used), from it
+    on :func:`knn_search` (no n x n matrix). ``large=True/False`` forces a path (tests).
+    """
+    X = np.asarray(X, dtype=float)
+    if large is None:
+        large = X.shape[0] >= SPARSE_MIN_SAMPLES
+    if large:
+        return knn_search(X, k)
+    D = squared_distances(X)
+    idx = knn_indices(D, k)
+    return idx, np.take_along_axis(D, idx, axis=1)
+
+
+def sparse_knn_graph(X: np.ndarray, k: int = 5, weight: str = "binary",
+                     sigma: float | None = 1.0, symmetric: bool = True,
+                     large: bool | None = None) -> sp.csr_matrix:
+    """:func:`knn_graph` as a CSR matrix, from :func:`nearest_neighbors` (same entries).
+
+    The support is the directed kNN edges i -> j (j in N_i), or'ed with their reverses when
+    ``symmetric``; squared distances are symmetric exactly, so both directions carry one value.
+    """
+    X = np.asarray(X, dtype=float)
+    n = X.shape[0]
+    if weight not in ("binary", "heat", "cosine"):
+        raise ValueError(f"unknown weight {weight!r}; use 'binary', 'heat' or 'cosine'")
+    idx, dist = nearest_neighbors(X, k, large=large)
+    rows, cols, values = np.repeat(np.arange(n), idx.shape[1]), idx.ravel(), dist.ravel()
+    if symmetric:
+        rows, cols = np.concatenate([rows, cols]), np.concatenate([cols, rows])
+        values = np.concatenate([values, values])
+        _, first = np.unique(rows * n + cols, return_index=True)
+        rows, cols, values = rows[first], cols[first], values[first]
+    if weight == "binary":
+        values = np.ones_like(values)
+    elif weight == "heat":
+        if sigma is None:
+            sigma = float(np.mean(values)) or 1.0
+        values = np.exp(-values / sigma)
+    else:
+        norms = np.linalg.norm(X, axis=1)
+        norms[norms == 0] = 1.0
+        values = np.einsum("ij,ij->i", X[rows], X[cols]) / (norms[rows] * norms[cols])
+    S = sp.csr_matrix((values, (rows, cols)), shape=(n, n))
+    S.eliminate_zeros()
+    return S
