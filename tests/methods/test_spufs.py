@@ -1,5 +1,7 @@
 """Tests of SPUFS (feature self-representation + l2,1 + graph, IRLS)."""
 
+import tracemalloc
+
 import numpy as np
 import pytest
 
@@ -71,9 +73,50 @@ def test_primal_and_dual_solvers_agree():
     ds = make_synthetic(n_samples=40, n_features=120, n_informative=5, n_clusters=2,
                         random_state=5)
     a = SPUFS(solver="primal", max_iter=10, tol=0.0).fit(ds.X)
-    b = SPUFS(solver="dual", max_iter=10, tol=0.0).fit(ds.X)
-    assert np.allclose(a.W_, b.W_, atol=1e-8)
-    assert np.allclose(a.objective_history_, b.objective_history_, rtol=1e-9)
+    for solver in ("dual", "factored"):
+        b = SPUFS(solver=solver, max_iter=10, tol=0.0).fit(ds.X)
+        assert np.allclose(a.W_, b.W_, atol=1e-8)
+        assert np.allclose(a.objective_history_, b.objective_history_, rtol=1e-9)
+
+
+@pytest.fixture(scope="module")
+def wide():
+    """d > 2n: the regime where the fit must not form d x d matrices."""
+    return make_synthetic(n_samples=30, n_features=200, n_informative=5, n_clusters=2,
+                          random_state=7)
+
+
+@pytest.mark.parametrize("alpha,beta", [(1.0, 1.0), (1e2, 1e-2), (1e-2, 1e2), (1e4, 1e4)])
+def test_factored_path_equals_dense_path(wide, alpha, beta):
+    """Same IRLS iterates: objective history, scores, ranking and W (formed on demand)."""
+    dense = SPUFS(alpha=alpha, beta=beta, solver="dense", max_iter=15, tol=0.0).fit(wide.X)
+    fast = SPUFS(alpha=alpha, beta=beta, solver="factored", max_iter=15, tol=0.0).fit(wide.X)
+    assert len(fast.W_factors_) == 2 and len(dense.W_factors_) == 1
+    np.testing.assert_allclose(fast.objective_history_, dense.objective_history_, rtol=1e-9)
+    np.testing.assert_allclose(fast.scores_, dense.scores_, rtol=1e-7,
+                               atol=1e-9 * dense.scores_.max())
+    assert np.array_equal(fast.ranking_[:20], dense.ranking_[:20])
+    assert np.allclose(fast.W_, dense.W_, atol=1e-8 * np.abs(dense.W_).max())
+    assert np.allclose(fast.scores_, row_norms(fast.W_))
+
+
+def test_auto_uses_factored_path_only_when_d_exceeds_n(wide, data):
+    assert len(SPUFS(max_iter=2).fit(wide.X).W_factors_) == 2          # d = 200 > n = 30
+    assert len(SPUFS(max_iter=2).fit(data.X).W_factors_) == 1          # d = 50 < n = 90
+
+
+def test_factored_fit_forms_no_d_by_d_array():
+    """At d = 4000, n = 50 one d x d float64 array is 128 MB; the fit stays far below."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50, 4000))
+    tracemalloc.start()
+    try:
+        sel = SPUFS(max_iter=5, tol=0.0).fit(X)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sel.n_iter_ == 5
+    assert peak < 0.1 * 8 * 4000 ** 2
 
 
 @pytest.mark.parametrize("alpha,beta", [(1.0, 1.0), (1e2, 1e2), (1e-2, 1.0)])

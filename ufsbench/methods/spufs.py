@@ -4,13 +4,57 @@
 from __future__ import annotations
 
 import numpy as np
+from scipy import linalg as sla
 
 from ufsbench.methods._checks import check_choice, check_int, check_number
 from ufsbench.methods.base import UFSSelector, register
-from ufsbench.numerics import knn_graph, l21_reweight, laplacian, row_norms
+from ufsbench.numerics import knn_graph, l21_reweight, laplacian
 from ufsbench.numerics.irls import smoothed_l21_norm, solve_gram_plus_diag
 
-SOLVERS = ("auto", "primal", "dual")
+SOLVERS = ("auto", "factored", "dual", "primal", "dense")
+
+
+class _FactoredWStep:
+    """The BL9 W-step and everything the fit needs from W, in n x n / n x d form (d > n).
+
+    W = (X^T M X + R)^{-1} X^T X with M = I + beta L (BL9 step 2), R = alpha Q diagonal, is
+    W = R^{-1} X^T C X, C = (M K + I)^{-1}, K = X R^{-1} X^T (push-through identity). With the
+    Cholesky factor M = Lc Lc^T, C = Lc H^{-1} Lc^{-1} with H = Lc^T K Lc + I = Y Y^T + I,
+    Y = Lc^T X R^{-1/2}: H is symmetric with eigenvalues >= 1, so its Cholesky factor always
+    exists. With G = X X^T = F F^T (F n x n), every quantity of the fit follows without W:
+
+        ||w_r||^2 = ||(C F)^T x_r||^2 / R_rr^2,  (C F)^T X = Hf^T (Lc^T X),  Hf = H^{-1} Lc^{-1} F
+        X W = P X with P F = K C F = Lc^{-T} (Lc^{-1} F - Hf),
+        ||X - X W||^2 = ||F - P F||^2,   Tr(W^T X^T L X W) = Tr((P F)^T L (P F)).
+
+    Set-up O(n^2 d + n^3) once; each IRLS step O(n^2 d) (one n x d scaling, one syrk, one
+    n x n by n x d product); memory O(n d). W itself (d x d) is formed only when asked for.
+    """
+
+    def __init__(self, X: np.ndarray, metric: np.ndarray):
+        self.X = X
+        self.Lc = np.linalg.cholesky(metric)                     # M = Lc Lc^T
+        evals, U = np.linalg.eigh(X @ X.T)                       # G = X X^T = F F^T
+        self.F = U * np.sqrt(np.clip(evals, 0.0, None))
+        self.LtX = self.Lc.T @ X                                 # Lc^T X (n x d)
+        self.Fp = sla.solve_triangular(self.Lc, self.F, lower=True)   # Lc^{-1} F
+
+    def step(self, reg: np.ndarray) -> dict:
+        """One W-step for R = diag(reg): squared row norms of W, P F and the H factor."""
+        Y = self.LtX / np.sqrt(reg)[None, :]
+        H = Y @ Y.T
+        H[np.diag_indices_from(H)] += 1.0
+        cf = sla.cho_factor(H, lower=True)
+        Hf = sla.cho_solve(cf, self.Fp)
+        TX = Hf.T @ self.LtX                                      # (C F)^T X
+        row_sq = np.einsum("ij,ij->j", TX, TX) / reg ** 2
+        PF = sla.solve_triangular(self.Lc, self.Fp - Hf, lower=True, trans="T")
+        return {"row_sq": row_sq, "PF": PF, "cf": cf, "reg": reg}
+
+    def left_factor(self, state: dict) -> np.ndarray:
+        """B (d x n) with W = B X: B = R^{-1} X^T C = R^{-1} (Lc^T X)^T H^{-1} Lc^{-1}."""
+        inv_lc = sla.solve_triangular(self.Lc, np.eye(self.X.shape[0]), lower=True)
+        return (self.LtX.T @ sla.cho_solve(state["cf"], inv_lc)) / state["reg"][:, None]
 
 
 @register("spufs")
@@ -53,9 +97,15 @@ class SPUFS(UFSSelector):
     * alpha = 0 makes the system singular when d > n; it is then solved in the d x d form
       (least squares), and alpha = beta = 0 with X^T X invertible gives W = I (all scores equal).
 
-    Speed: the W-step is the shared ``solve_gram_plus_diag`` with metric M = I + beta L, which
-    uses the n x n push-through form when d > n (O(n^2 d) instead of O(d^3)); ``solver`` forces
-    "primal" (d x d) or "dual" (n x n). ``benchmarks/bench_spufs.py`` compares both.
+    Speed: the W-step is W = (X^T M X + alpha Q)^{-1} X^T X with the metric M = I + beta L.
+    ``solver="factored"`` (the default for d > n, "auto") never forms W or any d x d matrix: W =
+    B X with B (d x n) by the push-through identity, and the row norms of W, the reweighting and
+    the objective come from n x n and n x d products (:class:`_FactoredWStep`), O(n^2 d) per
+    iteration and O(n d) memory. ``"dual"`` solves the same n x n system but forms W (d x d,
+    O(n d^2) per iteration, the implementation up to 2026-11); ``"primal"`` / ``"dense"`` solves
+    the d x d system (O(d^3)), the default for d <= n. All give the same iterates up to floating
+    point (tested); ``W_`` is formed on demand from ``W_factors_`` after a factored fit.
+    ``benchmarks/bench_spufs.py`` compares them.
 
     Parameters
     ----------
@@ -65,7 +115,7 @@ class SPUFS(UFSSelector):
     sigma : heat-kernel width; None = mean squared kNN distance (see above).
     eps : smoothing of the l2,1 norm.
     max_iter, tol : IRLS stopping rule.
-    solver : "auto", "primal" or "dual" (see Speed).
+    solver : "auto", "factored", "dual", "primal" or "dense" (= "primal"); see Speed.
     """
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
@@ -98,6 +148,21 @@ class SPUFS(UFSSelector):
         graph = float(np.einsum("ij,ij->", XW, L @ XW))
         return fit + self.alpha * smoothed_l21_norm(W, self.eps) + self.beta * graph
 
+    def _factored_objective(self, system: _FactoredWStep, state: dict, L) -> float:
+        """The same smoothed BL9 objective from the n x n quantities of :class:`_FactoredWStep`."""
+        PF = state["PF"]
+        fit = float(np.sum((system.F - PF) ** 2))
+        graph = float(np.einsum("ij,ij->", PF, L @ PF))
+        l21 = smoothed_l21_norm(np.sqrt(state["row_sq"])[:, None], self.eps)
+        return fit + self.alpha * l21 + self.beta * graph
+
+    def _resolve_solver(self, n: int, d: int) -> str:
+        if self.alpha == 0:
+            return "lstsq"
+        if self.solver == "auto":
+            return "factored" if d > n else "primal"
+        return "primal" if self.solver == "dense" else self.solver
+
     def _fit(self, X):
         self._check_params()
         n, d = X.shape
@@ -105,25 +170,38 @@ class SPUFS(UFSSelector):
         S = knn_graph(X, k=k, weight="heat", sigma=self.sigma)
         L = laplacian(S)
         metric = np.eye(n) + self.beta * L                      # X^T (I + beta L) X
-        solver = self.solver
-        if self.alpha == 0:
-            solver = "primal"
+        solver = self._resolve_solver(n, d)
+        system = _FactoredWStep(X, metric) if solver == "factored" else None
         q = np.ones(d)                                          # Q = I at the start
         history = []
-        W = None
+        W = state = None
         for it in range(int(self.max_iter)):
             reg = np.maximum(self.alpha * q, 0.0)
-            if self.alpha == 0:
-                G = X.T @ (metric @ X)
-                W = np.linalg.lstsq(G, X.T @ X, rcond=None)[0]
+            if solver == "factored":                            # BL9 step 2, never forming W
+                state = system.step(reg)
+                row_sq = state["row_sq"]
+                history.append(self._factored_objective(system, state, L))
             else:
-                W = solve_gram_plus_diag(X, X, reg, M=metric, method=solver)   # BL9 step 2
-            q = l21_reweight(W, eps=self.eps, factor=0.5)       # q_r = 1 / (2 sqrt(.. + eps))
-            history.append(self._objective(X, W, L))
+                if solver == "lstsq":
+                    G = X.T @ (metric @ X)
+                    W = np.linalg.lstsq(G, X.T @ X, rcond=None)[0]
+                else:
+                    W = solve_gram_plus_diag(X, X, reg, M=metric, method=solver)  # BL9 step 2
+                row_sq = np.einsum("ij,ij->i", W, W)
+                history.append(self._objective(X, W, L))
+            norms = np.sqrt(row_sq)[:, None]                    # ||w_r||, as a d x 1 matrix
+            q = l21_reweight(norms, eps=self.eps, factor=0.5)   # q_r = 1 / (2 sqrt(.. + eps))
             if it > 0 and abs(history[-2] - history[-1]) < self.tol * max(abs(history[-2]), 1e-300):
                 break
-        self.W_ = W
+        self.W_factors_ = (W,) if system is None else (system.left_factor(state), X)
         self.laplacian_ = L
         self.objective_history_ = history
         self.n_iter_ = len(history)
-        self.scores_ = row_norms(W)
+        self.scores_ = norms[:, 0]                              # row norms of W
+
+    @property
+    def W_(self) -> np.ndarray:
+        """The d x d self-representation matrix W. After a factored fit it is formed here, on
+        demand, as B @ X from ``W_factors_`` (O(d^2) memory): the fit itself never needs it."""
+        factors = self.W_factors_
+        return factors[0] if len(factors) == 1 else factors[0] @ factors[1]
