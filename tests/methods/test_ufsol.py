@@ -7,7 +7,8 @@ from sklearn.cluster import KMeans
 from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
-from ufsbench.methods.ufsol import indicator_gram, ufsol_laplacian, within_cluster_sse
+from ufsbench.methods.ufsol import (graph_gram, indicator_gram, indicator_projection,
+                                    ufsol_laplacian, within_cluster_sse)
 from ufsbench.numerics.triplet import ordinal_laplacian, triplet_weights
 
 GRAPHS = ["none", "similarity", "maxmargin", "triplet"]
@@ -130,6 +131,63 @@ def test_shift_invert_matches_dense_when_d_exceeds_n():
         np.testing.assert_allclose(fits[0].objective_history_, fast.objective_history_,
                                    rtol=1e-8)
     assert make_selector("ufsol").fit(ds.X).eigen_solver_ == "shift_invert"   # auto, d > 2n
+
+
+# -- large n: the d x d form -----------------------------------------------------------------
+@pytest.mark.parametrize("graph", GRAPHS)
+def test_gram_form_equals_n_by_n_form(graph):
+    # X^T (alpha L + I - V^T V) X assembled in d x d form equals the product through the n x n M.
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((70, 6))
+    labels = rng.integers(0, 3, 70)
+    dense = X.T @ (ufsol_laplacian(X, graph, k=5, sigma=None) - indicator_gram(labels)) @ X
+    VX = indicator_projection(X, labels)
+    np.testing.assert_allclose(graph_gram(X, graph, k=5, sigma=None) - VX.T @ VX, dense,
+                               atol=1e-10)
+    if graph in ("similarity", "triplet"):
+        sparse_L = ufsol_laplacian(X, graph, k=5, sigma=None, sparse=True)
+        np.testing.assert_allclose(sparse_L.toarray(), ufsol_laplacian(X, graph, k=5,
+                                                                       sigma=None), atol=1e-14)
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+def test_dense_d_by_d_path_matches_n_by_n_solver(graph):
+    # eigen_solver="dense" runs the d x d form; "lanczos" (dense_below=0) still applies the
+    # n x n M: same fit (d <= 2n here, where "auto" picks the d x d form).
+    fits = [make_selector("ufsol", n_clusters=3, random_state=0, graph=graph, alpha=1.0,
+                          beta=0.1, eigen_solver=s, max_iter=6, n_init=2, tol=0).fit(
+                              make_synthetic(n_samples=80, n_features=12, n_informative=4,
+                                             n_clusters=3, random_state=5).X)
+            for s in ("dense", "shift_invert")]
+    np.testing.assert_allclose(fits[0].scores_, fits[1].scores_, atol=1e-7)
+    np.testing.assert_allclose(fits[0].objective_history_, fits[1].objective_history_,
+                               rtol=1e-8)
+    np.testing.assert_array_equal(fits[0].labels_, fits[1].labels_)
+
+
+def test_large_n_fit_forms_no_n_by_n_array(monkeypatch):
+    # 3000 x 20: one float64 n x n array would be 72 MB; the fit stays far below that and
+    # np.eye is never asked for an n x n identity.
+    import tracemalloc
+
+    n = 3000
+    ds = make_synthetic(n_samples=n, n_features=20, n_informative=4, n_clusters=3,
+                        random_state=0)
+    real_eye = np.eye
+
+    def guarded_eye(N, *args, **kwargs):
+        assert N < n, "an n x n identity was formed"
+        return real_eye(N, *args, **kwargs)
+
+    monkeypatch.setattr(np, "eye", guarded_eye)
+    sel = make_selector("ufsol", n_clusters=3, random_state=0, graph="triplet", max_iter=3,
+                        n_init=1)
+    tracemalloc.start()
+    sel.fit(ds.X)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert sel.eigen_solver_ == "dense"
+    assert peak < 8 * n * n / 2
 
 
 # -- Theorem 1 / alpha = 0 -------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
@@ -10,8 +11,9 @@ from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import (eigh_smallest, knn_graph, l21_reweight, row_norms,
                                smallest_eigvecs_diag_plus_lowrank, sym)
+from ufsbench.numerics.graphs import sparse_knn_graph
 from ufsbench.numerics.lowrank_eig import smallest_eigh_shift_invert
-from ufsbench.numerics.triplet import ordinal_laplacian, triplet_weights
+from ufsbench.numerics.triplet import ordinal_laplacian, sparse_triplet_weights, triplet_weights
 
 GRAPHS = ("none", "similarity", "maxmargin", "triplet")
 PREPROCESS = ("unit_norm", "zscore", "none")
@@ -19,7 +21,7 @@ EIGEN_SOLVERS = ("auto", "dense", "shift_invert", "lanczos")
 
 
 def ufsol_laplacian(X: np.ndarray, graph: str, k: int = 5, sigma: float | None = 1.0,
-                    normalize_c: bool = True) -> np.ndarray:
+                    normalize_c: bool = True, sparse: bool = False) -> np.ndarray:
     """The (n, n) matrix L of UFSOL's graph term for each variant of C (§3.3; samples as rows).
 
     ``none``: L = 0 (alpha = 0). ``similarity``: C_ij = exp(-||x_i - x_j||^2 / sigma) for j in
@@ -30,19 +32,56 @@ def ufsol_laplacian(X: np.ndarray, graph: str, k: int = 5, sigma: float | None =
     (:func:`ufsbench.numerics.triplet.triplet_weights`); ``normalize_c=False`` keeps the raw
     Eq. (2) weights (indefinite L, what the authors' public code ends up using, see the README
     notes). L = D - (C + C^T)/2 throughout.
+
+    ``sparse=True`` returns the kNN graphs (similarity, triplet) as CSR matrices built without
+    any n x n array (:mod:`ufsbench.numerics.graphs` neighbour search), the same entries;
+    "none" and "maxmargin" are not sparse and have no sparse form (see :func:`graph_gram`).
     """
     n = X.shape[0]
+    if sparse and graph in ("none", "maxmargin"):
+        raise UFSBenchError(f"graph={graph!r} has no sparse Laplacian; use graph_gram")
     if graph == "none":
         return np.zeros((n, n))
     if graph == "maxmargin":
         return np.full((n, n), 1.0 / n) - np.eye(n)
     if graph == "similarity":
-        C = knn_graph(X, k=k, weight="heat", sigma=sigma, symmetric=False)
+        C = (sparse_knn_graph(X, k=k, weight="heat", sigma=sigma, symmetric=False) if sparse
+             else knn_graph(X, k=k, weight="heat", sigma=sigma, symmetric=False))
     elif graph == "triplet":
-        C = triplet_weights(X, k=k, normalize=normalize_c)
+        C = (sparse_triplet_weights(X, k=k, normalize=normalize_c) if sparse
+             else triplet_weights(X, k=k, normalize=normalize_c))
     else:
         raise UFSBenchError(f"graph={graph!r} is unknown; use one of {', '.join(GRAPHS)}")
     return ordinal_laplacian(C)
+
+
+def graph_gram(X: np.ndarray, graph: str, k: int = 5, sigma: float | None = 1.0,
+               normalize_c: bool = True) -> np.ndarray:
+    """X^T L X (d x d) for UFSOL's graph term without the n x n L (samples as rows).
+
+    ``none``: 0. ``maxmargin``: L = (1/n) 1 1^T - I, so X^T L X = (1/n) s s^T - X^T X with
+    s = X^T 1. ``similarity`` / ``triplet``: X^T (L X) with the sparse L of
+    :func:`ufsol_laplacian` (O(n k d) for the product).
+    """
+    n, d = X.shape
+    if graph == "none":
+        return np.zeros((d, d))
+    if graph == "maxmargin":
+        s = X.sum(axis=0)
+        return np.outer(s, s) / n - X.T @ X
+    L = ufsol_laplacian(X, graph, k=k, sigma=sigma, normalize_c=normalize_c, sparse=True)
+    return sym(X.T @ (L @ X))
+
+
+def indicator_projection(X: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """V X (c x d) for the scaled indicator V of ``labels``: row k = sum_{i in k} x_i / sqrt(n_k).
+
+    So X^T V^T V X = (V X)^T (V X) without the n x n V^T V of :func:`indicator_gram`.
+    """
+    present, inverse, counts = np.unique(labels, return_inverse=True, return_counts=True)
+    sums = np.zeros((len(present), X.shape[1]))
+    np.add.at(sums, inverse, X)
+    return sums / np.sqrt(counts)[:, None]
 
 
 def indicator_gram(labels: np.ndarray) -> np.ndarray:
@@ -143,6 +182,12 @@ class UFSOL(UFSSelector):
       (``ufsbench.numerics.smallest_eigvecs_diag_plus_lowrank``), which converges very slowly when
       R spans many orders of magnitude (kept for comparison). ``auto`` = dense when d <= 2n
       (where LAPACK is faster, see benchmarks/bench_ufsol.py), else shift_invert.
+    * Large n (e.g. USPS, 9298 x 256): the dense W-step never forms the n x n
+      M = alpha L + I - V^T V. X^T M X = alpha X^T L X + X^T X - (V X)^T (V X) is assembled in
+      d x d form: X^T L X once per fit from the sparse kNN/triplet L (built by a blockwise
+      neighbour search, no n x n distance matrix; for max-margin (1/n) s s^T - X^T X),
+      V X from the cluster sums; the objective is Tr(W^T (X^T M X) W). The shift_invert and
+      lanczos solvers (d > 2n, i.e. small n) keep the n x n M; tests check both forms agree.
 
     Parameters
     ----------
@@ -228,7 +273,7 @@ class UFSOL(UFSSelector):
         """W = the d2 smallest eigenvectors of G = beta/2 R + X^T M X (§4.2, step 3)."""
         diag = 0.5 * self.beta * r_diag
         if solver == "dense":
-            G = X.T @ M @ X
+            G = M.copy()                        # here M is already X^T M X (d x d), see _fit
             G[np.diag_indices_from(G)] += diag
             _, W = eigh_smallest(G, d2)
         elif solver == "shift_invert":
@@ -244,10 +289,13 @@ class UFSOL(UFSSelector):
             _, W = smallest_eigvecs_diag_plus_lowrank(diag, X.T, M, d2, v0=W_prev, dense_below=0)
         return W
 
-    def _objective(self, Y, M, W) -> float:
-        """F_eps of (6) at the optimal R: Tr(Y^T M Y) + beta sum_i sqrt(||W_i||^2 + eps)."""
-        return float(np.sum(Y * (M @ Y)) + self.beta * np.sum(np.sqrt(row_norms(W) ** 2
-                                                                      + self.eps)))
+    def _objective(self, Y, M, W, gram: bool = False) -> float:
+        """F_eps of (6) at the optimal R: Tr(Y^T M Y) + beta sum_i sqrt(||W_i||^2 + eps).
+
+        ``gram``: M is X^T M X (d x d) and Tr(Y^T M Y) = Tr(W^T (X^T M X) W).
+        """
+        quad = np.sum(W * (M @ W)) if gram else np.sum(Y * (M @ Y))
+        return float(quad + self.beta * np.sum(np.sqrt(row_norms(W) ** 2 + self.eps)))
 
     def _fit(self, X):
         n, d = X.shape
@@ -268,11 +316,21 @@ class UFSOL(UFSSelector):
         self.eigen_solver_ = solver
         self._x_norm2 = float(np.linalg.norm(X, 2) ** 2) if (
             solver == "shift_invert" and self.graph == "maxmargin") else 0.0
+        # d x d form (the dense W-step): X^T M X with M = alpha L + I - V^T V is
+        # alpha X^T L X + X^T X - (V X)^T (V X); neither M nor any n x n matrix is formed.
+        gram = solver == "dense"
+        k = min(int(self.k), n - 1)
         # Algorithm 1, step 1: C via (2) (or the variant) and L.
-        L = (ufsol_laplacian(X, self.graph, k=min(int(self.k), n - 1), sigma=self.sigma,
-                             normalize_c=bool(self.normalize_c))
-             if self.alpha_ > 0 else np.zeros((n, n)))
-        base = self.alpha_ * L + np.eye(n)                     # alpha L + I
+        if gram:
+            base = X.T @ X                                              # X^T I X
+            if self.alpha_ > 0:
+                base += self.alpha_ * graph_gram(X, self.graph, k=k, sigma=self.sigma,
+                                                 normalize_c=bool(self.normalize_c))
+        else:
+            L = (ufsol_laplacian(X, self.graph, k=k, sigma=self.sigma,
+                                 normalize_c=bool(self.normalize_c))
+                 if self.alpha_ > 0 else np.zeros((n, n)))
+            base = self.alpha_ * L + np.eye(n)                         # alpha L + I
         # Step 2: W0 = d2 distinct columns of the identity.
         W = np.zeros((d, d2))
         W[rng.choice(d, size=d2, replace=False), np.arange(d2)] = 1.0
@@ -281,9 +339,13 @@ class UFSOL(UFSSelector):
         for t in range(int(self.max_iter)):
             r_diag = l21_reweight(W, eps=self.eps, factor=1.0)            # Eq. (7)
             labels = self._v_step(X @ W, labels, rng)                      # Theorem 1
-            M = sym(base - indicator_gram(labels))                         # alpha L + I - V^T V
+            if gram:                                                       # X^T M X (d x d)
+                VX = indicator_projection(X, labels)
+                M = sym(base - VX.T @ VX)
+            else:
+                M = sym(base - indicator_gram(labels))                     # alpha L + I - V^T V
             W = self._w_step(X, M, r_diag, d2, W, solver)                  # eigen step
-            history.append(self._objective(X @ W, M, W))
+            history.append(self._objective(X @ W, M, W, gram=gram))
             ortho.append(float(np.abs(W.T @ W - np.eye(d2)).max()))
             if t > 0 and abs(history[-2] - history[-1]) <= self.tol * max(abs(history[-2]),
                                                                            1e-300):

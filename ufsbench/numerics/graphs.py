@@ -22,8 +22,8 @@ GRAM_FORM_MIN_FEATURES = 512
 #: From this many samples on, neighbours come from the blockwise search and graphs are sparse
 #: (an n x n float64 matrix would be >= 72 MB, and its full argsort dominates the fit).
 SPARSE_MIN_SAMPLES = 3000
-#: Entries of one block of approximate distances in :func:`knn_search` (32 MB of float64).
-KNN_BLOCK_CELLS = 1 << 22
+#: Entries of one block of approximate distances in :func:`knn_search` (8 MB of float64).
+KNN_BLOCK_CELLS = 1 << 20
 
 
 def squared_distances(X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:

@@ -41,8 +41,9 @@ projected pairs; the paper does not say which metric builds S^i on the input sid
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
-from ufsbench.numerics.graphs import knn_indices, squared_distances
+from ufsbench.numerics.graphs import knn_indices, nearest_neighbors, squared_distances
 
 
 def _distances(X: np.ndarray, metric: str) -> np.ndarray:
@@ -63,11 +64,33 @@ def triplet_weights(X: np.ndarray, k: int = 5, normalize: bool = True,
     Eq. (2) weights C_ij = k (mean_{u in N_i} d_iu - d_ij); ``normalize=True`` (default) the §4.3
     per-row min-max normalisation to [0, 1] described in the module docstring. C is not symmetric.
     """
-    D = _distances(X, metric)
-    n = D.shape[0]
-    idx = knn_indices(D, k)                                   # (n, k), N_i
-    rows = np.arange(n)[:, None]
-    d = D[rows, idx]                                          # d_ij for j in N_i
+    idx, values = _triplet_entries(X, k, normalize, metric, large=False)
+    n = idx.shape[0]
+    C = np.zeros((n, n))
+    C[np.arange(n)[:, None], idx] = values
+    return C
+
+
+def sparse_triplet_weights(X: np.ndarray, k: int = 5, normalize: bool = True,
+                           metric: str = "sqeuclidean", large: bool | None = None) -> sp.csr_matrix:
+    """:func:`triplet_weights` as a CSR matrix (n k stored entries), for large n.
+
+    Neighbours and distances from :func:`ufsbench.numerics.graphs.nearest_neighbors` (``large``
+    as there: None = by size), so no n x n matrix is formed on the large path.
+    """
+    idx, values = _triplet_entries(X, k, normalize, metric, large=large)
+    n = idx.shape[0]
+    return sp.csr_matrix((values.ravel(), (np.repeat(np.arange(n), k), idx.ravel())),
+                         shape=(n, n))
+
+
+def _triplet_entries(X, k, normalize, metric, large):
+    """N_i (n, k) and the Eq. (2) weights on it (normalised per row or raw)."""
+    if metric not in ("sqeuclidean", "euclidean"):
+        raise ValueError(f"unknown metric {metric!r}; use 'sqeuclidean' or 'euclidean'")
+    idx, d = nearest_neighbors(np.asarray(X, dtype=float), k, large=large)   # N_i, d_ij
+    if metric == "euclidean":
+        d = np.sqrt(d)
     if normalize:
         dmax = d.max(axis=1, keepdims=True)
         spread = dmax - d.min(axis=1, keepdims=True)
@@ -76,9 +99,7 @@ def triplet_weights(X: np.ndarray, k: int = 5, normalize: bool = True,
         values[~tied] = (dmax[~tied] - d[~tied]) / spread[~tied]
     else:
         values = d.sum(axis=1, keepdims=True) - k * d        # Eq. (2): sum_u S^i_uj
-    C = np.zeros((n, n))
-    C[rows, idx] = values
-    return C
+    return idx, values
 
 
 def triplet_loss(Y: np.ndarray, X: np.ndarray, k: int = 5, metric: str = "sqeuclidean") -> float:
@@ -103,8 +124,11 @@ def ordinal_laplacian(C: np.ndarray) -> np.ndarray:
 
     Tr(Y^T L Y) = (1/2) sum_ij C_ij ||y_i - y_j||^2 for Y with samples as rows. L is symmetric;
     it is positive semi-definite whenever C >= 0 (e.g. the normalised triplet weights), and the
-    diagonal of C does not matter.
+    diagonal of C does not matter. A ``scipy.sparse`` C gives a sparse (CSR) L.
     """
+    if sp.issparse(C):
+        Cs = sp.csr_matrix(0.5 * (C + C.T), dtype=float)
+        return sp.csr_matrix(sp.diags(np.asarray(Cs.sum(axis=1)).ravel()) - Cs)
     C = np.asarray(C, dtype=float)
     Cs = 0.5 * (C + C.T)
     return np.diag(Cs.sum(axis=1)) - Cs
