@@ -1,6 +1,7 @@
 """Tests of SF2SOG (reconstructed): orthogonal l2,0 projection, flexible embedding, optimal graph."""
 
 import itertools
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -8,7 +9,8 @@ import pytest
 from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
-from ufsbench.methods.sf2sog import SF2SOG, _preprocess, l20_orthogonal_trace_min
+from ufsbench.methods.sf2sog import (SF2SOG, _GramTraceOperator, _preprocess,
+                                     l20_orthogonal_trace_min)
 from ufsbench.numerics import laplacian, sym
 from ufsbench.numerics.adaptive_neighbors import adaptive_neighbor_graph
 from ufsbench.numerics.preprocess import center_unit_norm, zscore
@@ -140,6 +142,8 @@ def test_bad_parameters(data):
         SF2SOG(gamma=0.0).fit(data.X)
     with pytest.raises(UFSBenchError, match="preprocess"):
         SF2SOG(preprocess="minmax").fit(data.X)
+    with pytest.raises(UFSBenchError, match="solver"):
+        SF2SOG(solver="magic").fit(data.X)
 
 
 def test_preprocessing_is_the_shared_standardisation():
@@ -150,3 +154,53 @@ def test_preprocessing_is_the_shared_standardisation():
     np.testing.assert_array_equal(_preprocess(X, "unit"), U)
     np.testing.assert_array_equal(_preprocess(X, "zscore"), zscore(X))
     np.testing.assert_array_equal(_preprocess(X, "none"), X)
+
+
+@pytest.fixture(scope="module")
+def wide():
+    """d > 2n: the regime where the fit must not form the d x d W-step matrix."""
+    return make_synthetic(n_samples=40, n_features=300, n_informative=6, n_clusters=3,
+                          random_state=5)
+
+
+@pytest.mark.parametrize("lam,gamma,h", [(1.0, 1.0, 3), (1.0, 1.0, 12), (1e4, 1e-4, 12),
+                                         (1e-2, 1e2, 20), (1e-6, 1e6, 8)])
+def test_factored_path_equals_dense_path(wide, lam, gamma, h):
+    """Same iterates: support, W, objective history (M = B^T B never formed vs M dense)."""
+    kw = dict(lam=lam, gamma=gamma, n_features_to_select=h, n_clusters=3)
+    dense = SF2SOG(solver="dense", **kw).fit(wide.X)
+    fast = SF2SOG(solver="factored", **kw).fit(wide.X)
+    assert np.array_equal(fast.support_, dense.support_)
+    np.testing.assert_allclose(fast.objective_history_, dense.objective_history_, rtol=1e-9)
+    # W is unique up to a rotation of its columns: compare the projectors W W^T.
+    assert np.allclose(fast.W_ @ fast.W_.T, dense.W_ @ dense.W_.T, atol=1e-7)
+
+
+def test_gram_operator_matches_dense_matrix():
+    rng = np.random.default_rng(3)
+    B = rng.standard_normal((6, 25))
+    M, op = B.T @ B, _GramTraceOperator(B)
+    W = rng.standard_normal((25, 2))
+    rows = np.array([1, 4, 9, 20])
+    assert np.allclose(op.diagonal(), np.diag(M))
+    assert np.allclose(op.dot(W), M @ W)
+    assert np.allclose(op.block(rows), M[np.ix_(rows, rows)])
+    assert op.largest_eigenvalue() == pytest.approx(np.linalg.eigvalsh(M)[-1])
+    for h in (2, 5):
+        a = l20_orthogonal_trace_min(M, h, 2)
+        b = l20_orthogonal_trace_min(op, h, 2)
+        assert np.array_equal(a[1], b[1]) and a[2] == pytest.approx(b[2], rel=1e-10)
+
+
+def test_factored_fit_forms_no_d_by_d_array():
+    """At d = 4000, n = 50 one d x d float64 array is 128 MB; the fit stays far below."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50, 4000))
+    tracemalloc.start()
+    try:
+        sel = SF2SOG(n_features_to_select=20, n_clusters=3, max_iter=3).fit(X)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sel.support_.sum() == 20
+    assert peak < 0.1 * 8 * 4000 ** 2

@@ -16,6 +16,57 @@ from ufsbench.numerics.adaptive_neighbors import adaptive_neighbor_graph
 from ufsbench.numerics.preprocess import center_unit_norm, zscore
 
 PREPROCESS = ("zscore", "unit", "none")
+SOLVERS = ("auto", "factored", "dense")
+
+
+class _DenseTraceOperator:
+    """The W-step matrix M (d x d) held densely: the reference form (``solver="dense"``)."""
+
+    def __init__(self, M: np.ndarray):
+        self.M = M
+        self.dim = M.shape[0]
+
+    def diagonal(self) -> np.ndarray:
+        return np.diag(self.M).copy()
+
+    def dot(self, W: np.ndarray) -> np.ndarray:
+        return self.M @ W
+
+    def block(self, rows: np.ndarray) -> np.ndarray:
+        return self.M[np.ix_(rows, rows)]
+
+    def largest_eigenvalue(self) -> float:
+        return float(eigh_largest(self.M, 1)[0][0])
+
+
+class _GramTraceOperator:
+    """M = B^T B with B (n x d), never formed: O(n d) memory, the fast form for d > n.
+
+    diag(M) = squared column norms of B, M W = B^T (B W) (O(n d m)), M_OmegaOmega = B_Omega^T
+    B_Omega (h x h) and lambda_max(M) = lambda_max(B B^T) (n x n), the same numbers as the dense
+    form up to floating point.
+    """
+
+    def __init__(self, B: np.ndarray):
+        self.B = B
+        self.dim = B.shape[1]
+
+    def diagonal(self) -> np.ndarray:
+        return np.einsum("ij,ij->j", self.B, self.B)
+
+    def dot(self, W: np.ndarray) -> np.ndarray:
+        return self.B.T @ (self.B @ W)
+
+    def block(self, rows: np.ndarray) -> np.ndarray:
+        Br = self.B[:, rows]
+        return Br.T @ Br
+
+    def largest_eigenvalue(self) -> float:
+        return float(eigh_largest(self.B @ self.B.T, 1)[0][0])
+
+
+def _as_operator(M):
+    return _DenseTraceOperator(M) if isinstance(M, np.ndarray) else M
 
 
 def _preprocess(X: np.ndarray, how: str) -> np.ndarray:
@@ -31,17 +82,17 @@ def _embed(d: int, rows: np.ndarray, block: np.ndarray) -> np.ndarray:
     return W
 
 
-def _best_on_support(M: np.ndarray, rows: np.ndarray, m: int) -> np.ndarray:
+def _best_on_support(M, rows: np.ndarray, m: int) -> np.ndarray:
     """argmin_{W^T W = I, rows(W) in Omega} Tr(W^T M W): the m bottom eigenvectors of M_OmegaOmega."""
-    _, V = eigh_smallest(M[np.ix_(rows, rows)], m)
-    return _embed(M.shape[0], rows, V)
+    _, V = eigh_smallest(M.block(rows), m)
+    return _embed(M.dim, rows, V)
 
 
-def _trace(W: np.ndarray, M: np.ndarray) -> float:
-    return float(np.einsum("ij,ij->", W, M @ W))
+def _trace(W: np.ndarray, M) -> float:
+    return float(np.einsum("ij,ij->", W, M.dot(W)))
 
 
-def l20_orthogonal_trace_min(M: np.ndarray, h: int, m: int, W0: np.ndarray | None = None,
+def l20_orthogonal_trace_min(M, h: int, m: int, W0: np.ndarray | None = None,
                              rows0: np.ndarray | None = None,
                              max_inner: int = 30) -> tuple[np.ndarray, np.ndarray, float]:
     """Approximately minimise Tr(W^T M W) s.t. W^T W = I_m, ||W||_{2,0} <= h (M symmetric PSD).
@@ -56,13 +107,18 @@ def l20_orthogonal_trace_min(M: np.ndarray, h: int, m: int, W0: np.ndarray | Non
     the value never increases; the loop stops when no candidate improves. Returns W, its support
     Omega (h sorted row indices; W may vanish on a row of Omega only by an exact zero in an
     eigenvector) and Tr(W^T M W).
+
+    ``M`` is a dense symmetric array or an operator with the methods of
+    :class:`_GramTraceOperator` (diagonal, dot, block, largest_eigenvalue), e.g. M = B^T B never
+    formed: the algorithm only reads diag(M), products M W, h x h blocks and lambda_max(M).
     """
-    d = M.shape[0]
-    diag_rows = np.sort(ranking_from_scores(-np.diag(M))[:h])   # smallest M_rr, ties: lower index
+    M = _as_operator(M)
+    d = M.dim
+    diag_rows = np.sort(ranking_from_scores(-M.diagonal())[:h])   # smallest M_rr, ties: lower index
     if h == m:
         W = _embed(d, diag_rows, np.eye(m))
         return W, diag_rows, _trace(W, M)
-    sigma = max(float(eigh_largest(M, 1)[0][0]), 0.0)
+    sigma = max(M.largest_eigenvalue(), 0.0)
     W, rows_best = _best_on_support(M, diag_rows, m), diag_rows
     best = _trace(W, M)
     if W0 is not None:
@@ -70,7 +126,7 @@ def l20_orthogonal_trace_min(M: np.ndarray, h: int, m: int, W0: np.ndarray | Non
         if value <= best:
             W, rows_best, best = W0, rows0, value
     for _ in range(max_inner):
-        Q = sigma * W - M @ W                                # Q = P W
+        Q = sigma * W - M.dot(W)                             # Q = P W
         Qh = l20_project(Q, h)                               # shared l2,0 row projection
         rows = top_rows(Q, h)                                # the rows l20_project keeps
         improved = False
@@ -132,6 +188,12 @@ class SF2SOG(UFSSelector):
     * ``scores_`` (row norms of W, zero off the support) is a DERIVED order within the subset; the
       method itself only returns ``support_`` and is refitted per feature count.
 
+    Speed: the W-step reads M = lam X^T L_G (L_G + lam I)^{-1} X only through diag(M), products
+    M W (d x m), h x h blocks and lambda_max(M). ``solver="factored"`` (default for d > n)
+    keeps M = B^T B as its n x d factor B, O(n^2 d + n^3) per outer iteration and O(n d) memory;
+    ``"dense"`` forms M (d x d) and takes lambda_max by a dense eigensolver (O(d^3)), the
+    reference form. Same iterates up to floating point (tested); ``benchmarks/bench_sf2sog.py``.
+
     Parameters
     ----------
     lam : weight lambda of the flexible-embedding residual (KMUFS grid {1e-6, 1e-4, ..., 1e6}).
@@ -139,6 +201,7 @@ class SF2SOG(UFSSelector):
     k : neighbours of the prior graph S (5).
     n_components : m, the number of projection columns (None = n_clusters).
     preprocess : "zscore", "unit" or "none".
+    solver : "auto" (factored when d > n), "factored" or "dense"; see Speed.
     """
 
     selection_kind = "subset"
@@ -146,7 +209,7 @@ class SF2SOG(UFSSelector):
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, lam=1.0,
                  gamma=1.0, k=5, n_components=None, preprocess="zscore", max_iter=50,
-                 max_inner=30, tol=1e-6, patience=3):
+                 max_inner=30, tol=1e-6, patience=3, solver="auto"):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -159,12 +222,14 @@ class SF2SOG(UFSSelector):
         self.max_inner = max_inner
         self.tol = tol
         self.patience = patience
+        self.solver = solver
 
     def _check_params(self):
         owner = type(self).__name__
         for name in ("lam", "gamma"):
             check_number(owner, name, getattr(self, name), low=0.0, low_open=True)
         check_choice(owner, "preprocess", self.preprocess, PREPROCESS)
+        check_choice(owner, "solver", self.solver, SOLVERS)
         check_int(owner, "n_components", self.n_components, none_ok=True)
         check_int(owner, "max_iter", self.max_iter)
 
@@ -183,6 +248,24 @@ class SF2SOG(UFSSelector):
         G[off] = project_simplex_rows(V[off].reshape(n, n - 1)).ravel()
         return G
 
+    def _w_step_matrix(self, Xc, L, factored: bool):
+        """The BL11 W-step matrix M = lam X^T L (L + lam I)^{-1} X and the Y-step W -> Y.
+
+        Dense: M formed (d x d, O(n d^2)). Factored (d > n): with L = Phi diag(l) Phi^T,
+        M = B^T B, B = diag(sqrt(psi)) Phi^T X, psi = lam l / (l + lam) >= 0, kept as the n x d
+        factor (:class:`_GramTraceOperator`), and Y = lam Phi diag(1 / (l + lam)) Phi^T X W.
+        """
+        lam = self.lam
+        if not factored:
+            R = sla.solve(L + lam * np.eye(L.shape[0]), Xc, assume_a="pos")  # (L + lam I)^{-1} X
+            return sym(lam * (Xc.T @ (L @ R))), lambda W: lam * (R @ W)
+        ell, Phi = np.linalg.eigh(L)
+        ell = np.clip(ell, 0.0, None)
+        PX = Phi.T @ Xc
+        B = np.sqrt(lam * ell / (ell + lam))[:, None] * PX
+        return (_GramTraceOperator(B),
+                lambda W: lam * (Phi @ ((PX @ W) / (ell + lam)[:, None])))
+
     def _fit(self, X):
         self._check_params()
         n, d = X.shape
@@ -192,17 +275,16 @@ class SF2SOG(UFSSelector):
         varying = np.flatnonzero(np.ptp(X, axis=0) > 0)
         cand = varying if varying.size >= h else np.arange(d)
         Xc = Xp[:, cand]
+        factored = self.solver == "factored" or (self.solver == "auto" and Xc.shape[1] > n)
         S = adaptive_neighbor_graph(squared_distances(Xp), min(self.k, n - 1))
         G = S.copy()
         W = rows = None
         history, supports, stable = [], [], 0
         for _ in range(int(self.max_iter)):
-            L = laplacian(sym(G))
-            R = sla.solve(L + self.lam * np.eye(n), Xc, assume_a="pos")   # (L + lam I)^{-1} X
-            M = sym(self.lam * (Xc.T @ (L @ R)))                          # BL11 W-step matrix
+            M, y_step = self._w_step_matrix(Xc, laplacian(sym(G)), factored)
             W, rows, _ = l20_orthogonal_trace_min(M, h, m, W0=W, rows0=rows,
                                                   max_inner=int(self.max_inner))
-            Y = self.lam * (R @ W)                                        # BL11 Y-step
+            Y = y_step(W)                                                 # BL11 Y-step
             G = self._g_step(Y, S)                                        # BL11 G-step
             history.append(self._objective(Xc, W, Y, G, S))
             support = tuple(rows)
