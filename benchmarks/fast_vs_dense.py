@@ -1,0 +1,88 @@
+"""Shared body of the fast-path scripts that compare a selector's ``solver`` options in full fits.
+
+``compare`` fits one method on a data set at one parameter setting once per solver (time and
+tracemalloc peak via ``common.measure_fit``) and reports the agreement of the fast fit with the
+reference one: the same top-``h`` ranking / the same subset, and the largest relative difference
+of the objective histories. ``d_scaling`` fits the fast solver on seeded synthetic data of growing
+d at fixed n and fits the exponent of time in d; "peak / 8d^2" is the measured peak allocation
+over one float64 d x d array (< 1: no d x d matrix was formed).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from common import (fitted_exponent, is_subset_method, load_bench_data, measure_fit,
+                    print_preamble, print_row)
+
+COMPARE_HEADER = ["data", "setting", "solver", "seconds", "peak MB", "iterations",
+                  "speed-up of fast", "same selection", "max rel. objective diff"]
+SCALING_HEADER = ["method", "solver", "n", "d", "seconds", "peak MB", "peak / 8d^2"]
+
+
+def _setting_text(setting: dict) -> str:
+    return " ".join(f"{k}={v:g}" for k, v in setting.items()) or "default"
+
+
+def _agreement(method: str, fast, ref, h: int) -> tuple[str, str]:
+    """('yes'/'NO', max relative objective difference) of two fitted selectors."""
+    if is_subset_method(method):
+        same = np.array_equal(fast.support_, ref.support_)
+    else:
+        same = np.array_equal(fast.ranking_[:h], ref.ranking_[:h])
+    a, b = np.asarray(fast.objective_history_), np.asarray(ref.objective_history_)
+    if a.shape != b.shape:
+        return ("yes" if same else "NO"), f"{len(a)} vs {len(b)} its"
+    return ("yes" if same else "NO"), f"{np.max(np.abs(a - b) / np.maximum(np.abs(b), 1e-300)):.1e}"
+
+
+def compare(method: str, specs: list[str], settings: list[dict], fast: str, refs: list[str],
+            h: int = 100, budget: float | None = 600.0) -> None:
+    """Print one row per (data set, setting, solver): the fast solver first, then the references."""
+    print_preamble(COMPARE_HEADER)
+    for spec in specs:
+        label, X, _, n_classes = load_bench_data(spec)
+        for setting in settings:
+            done = measure_fit(method, X, n_classes, h, budget=budget, solver=fast, **setting)
+            print_row(COMPARE_HEADER, _row(label, setting, fast, done, "", ("", "")))
+            for ref in refs:
+                m = measure_fit(method, X, n_classes, h, budget=budget, solver=ref, **setting)
+                ok = done.selector is not None and m.selector is not None
+                ratio = (f"{m.seconds / done.seconds:.1f}" if ok else
+                         f"> {budget / done.seconds:.0f}" if done.seconds else "n/a")
+                agree = _agreement(method, done.selector, m.selector, h) if ok else ("n/a", "n/a")
+                print_row(COMPARE_HEADER, _row(label, setting, ref, m, ratio, agree))
+
+
+def _row(label, setting, solver, m, ratio, agree) -> dict:
+    its = getattr(m.selector, "n_iter_", "n/a") if m.selector is not None else "n/a"
+    return {"data": label, "setting": _setting_text(setting), "solver": solver,
+            "seconds": m.time_text(), "peak MB": f"{m.peak_mb:.1f}", "iterations": its,
+            "speed-up of fast": ratio, "same selection": agree[0],
+            "max rel. objective diff": agree[1]}
+
+
+def d_scaling(method: str, solver: str, sizes: list[int], n: int = 200, h: int = 50,
+              budget: float | None = 600.0, **setting) -> float:
+    """Fit time against d at fixed n for one solver; prints rows and returns the exponent."""
+    print_preamble(SCALING_HEADER)
+    seconds = []
+    for d in sizes:
+        _, X, _, n_classes = load_bench_data(f"synthetic:{n}x{d}")
+        m = measure_fit(method, X, n_classes, h, budget=budget, solver=solver, **setting)
+        seconds.append(m.seconds)
+        print_row(SCALING_HEADER, {"method": method, "solver": solver, "n": n, "d": d,
+                                   "seconds": m.time_text(), "peak MB": f"{m.peak_mb:.1f}",
+                                   "peak / 8d^2": f"{m.peak_mb * 1024 ** 2 / (8.0 * d * d):.3f}"})
+        if m.seconds is None:
+            break
+    exponent = fitted_exponent(sizes[:len(seconds)], seconds)
+    print(f"\nfitted exponent of time in d ({method}, solver={solver}, n={n}): {exponent:.2f}")
+    return exponent
+
+
+def parse_setting(text: str) -> dict:
+    """'alpha=1,beta=100' -> {'alpha': 1.0, 'beta': 100.0} ('default' -> {})."""
+    if text == "default":
+        return {}
+    return {k: float(v) for k, v in (item.split("=") for item in text.split(","))}
