@@ -8,7 +8,9 @@ from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
 from ufsbench.methods.udfs import expected_row_sqnorms
 from ufsbench.numerics import knn_indices, squared_distances
-from ufsbench.numerics.local_discriminant import local_discriminant_laplacian
+from ufsbench.numerics.graphs import nearest_neighbors
+from ufsbench.numerics.local_discriminant import (linear_local_discriminant_laplacian,
+                                                  local_discriminant_laplacian)
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +31,7 @@ def test_local_laplacian_matches_explicit_selection_matrices():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((15, 8))
     k, lam = 4, 0.5
-    L = make_selector("udfs", k=k, lam=lam, gamma=0.0).fit(X).local_laplacian_
+    L = make_selector("udfs", k=k, lam=lam, gamma=0.0).fit(X).local_laplacian_.toarray()
     n = len(X)
     nbrs = knn_indices(squared_distances(X), k)
     H = np.eye(k + 1) - 1.0 / (k + 1)
@@ -115,3 +117,41 @@ def test_bad_parameters(data):
         make_selector("udfs", lam=0.0).fit(data.X)
     with pytest.raises(UFSBenchError, match="solver"):
         make_selector("udfs", solver="magic").fit(data.X)
+
+
+def test_sparse_local_laplacian_equals_kernel_form_on_both_neighbour_paths():
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((60, 7))
+    dense_nbrs = knn_indices(squared_distances(X), 5)
+    large_nbrs, _ = nearest_neighbors(X, 5, large=True)      # the blockwise search
+    np.testing.assert_array_equal(dense_nbrs, large_nbrs)
+    ref = local_discriminant_laplacian(X @ X.T, dense_nbrs, 0.3)
+    np.testing.assert_allclose(linear_local_discriminant_laplacian(X, large_nbrs, 0.3).toarray(),
+                               ref, atol=1e-12)
+
+
+def test_dense_path_matches_lowrank_path_when_d_below_n(data):
+    # solver="dense" uses M = X^T L X from the sparse L; "lowrank" factors the n x n L.
+    kw = dict(n_clusters=3, gamma=1e-2, lam=1.0, max_iter=6, tol=0.0)
+    dense = make_selector("udfs", solver="dense", **kw).fit(data.X)
+    lowrank = make_selector("udfs", solver="lowrank", **kw).fit(data.X)
+    np.testing.assert_allclose(dense.scores_, lowrank.scores_, atol=1e-7)
+    steps = min(dense.n_iter_, lowrank.n_iter_)      # tol=0 stops at round-off level
+    assert steps >= 3
+    np.testing.assert_allclose(dense.objective_history_[:steps],
+                               lowrank.objective_history_[:steps], rtol=1e-7)
+
+
+def test_large_n_fit_forms_no_n_by_n_array():
+    import tracemalloc
+
+    n = 3000
+    X = make_synthetic(n_samples=n, n_features=20, n_informative=4, n_clusters=3,
+                       random_state=0).X
+    sel = make_selector("udfs", n_clusters=3, max_iter=3)
+    tracemalloc.start()
+    sel.fit(X)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 8 * n * n / 2                     # one float64 n x n array: 72 MB
+    assert sel.local_laplacian_.nnz <= n * 36

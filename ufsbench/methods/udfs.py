@@ -8,10 +8,10 @@ import numpy as np
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods._checks import check_choice, check_number
 from ufsbench.methods.base import UFSSelector, register
-from ufsbench.numerics import (eigh_smallest, knn_indices, l21_reweight, row_norms,
-                               squared_distances)
+from ufsbench.numerics import eigh_smallest, l21_reweight, row_norms
+from ufsbench.numerics.graphs import nearest_neighbors
 from ufsbench.numerics.irls import smoothed_l21_norm
-from ufsbench.numerics.local_discriminant import local_discriminant_laplacian
+from ufsbench.numerics.local_discriminant import linear_local_discriminant_laplacian
 from ufsbench.numerics.lowrank_eig import smallest_eigh_shift_invert
 
 #: Relative threshold below which an eigenvalue of X^T L X counts as zero.
@@ -73,6 +73,12 @@ class UDFS(UFSSelector):
     * gamma = 0 stops after the first step (scores = the row norms of the bottom-c eigenvectors
       of M, averaged as above when they are not unique).
     * No preprocessing of X (the code's callers pass raw data).
+
+    Large n (USPS, 9298 x 256): the kNN sets come from a blockwise neighbour search (no n x n
+    distance matrix), L_loc is built from the (k+1) x (k+1) local Gram blocks as a sparse
+    matrix (``local_laplacian_`` is a ``scipy.sparse`` CSR matrix) and, for ``solver="dense"``,
+    M = X^T (L_loc X) directly: no n x n array and no n x n eigendecomposition. Only the
+    ``lowrank`` path (d > n, so n is small) factors L_loc = R R^T densely.
     """
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, gamma=1.0,
@@ -103,15 +109,19 @@ class UDFS(UFSSelector):
         c = self.n_clusters_
         self._check_params(d)
         # L_loc = sum_i S_i H (X~_i X~_i^T + lam I)^{-1} H S_i^T (Eqs. (4)-(9)): local sets are
-        # x_i and its k nearest neighbours; only (k+1) x (k+1) blocks of X X^T are inverted.
-        neighbours = knn_indices(squared_distances(X), min(self.k, n - 1))
-        L = local_discriminant_laplacian(X @ X.T, neighbours, self.lam)
+        # x_i and its k nearest neighbours; only (k+1) x (k+1) blocks of X X^T are inverted,
+        # and L_loc is sparse (at most n (k+1)^2 entries; no n x n matrix on large n).
+        neighbours, _ = nearest_neighbors(X, min(self.k, n - 1))
+        L = linear_local_discriminant_laplacian(X, neighbours, self.lam)
         self.local_laplacian_ = L
-        lv, lU = np.linalg.eigh(L)
-        keep = lv > 1e-12 * max(lv.max(), 1e-300)
-        B = X.T @ (lU[:, keep] * np.sqrt(lv[keep]))                 # M = X^T L X = B B^T
         solver = self.solver if self.solver != "auto" else ("lowrank" if d > n else "dense")
-        M = B @ B.T if solver == "dense" else None
+        if solver == "dense":
+            M = X.T @ (L @ X)                                        # M = X^T L X (d x d)
+            M = 0.5 * (M + M.T)
+        else:
+            lv, lU = np.linalg.eigh(L.toarray())                     # d > n: n is small
+            keep = lv > 1e-12 * max(lv.max(), 1e-300)
+            B = X.T @ (lU[:, keep] * np.sqrt(lv[keep]))             # M = X^T L X = B B^T
 
         # Step 1, D_0 = I (rotation-averaged when W_1 is not unique, see the docstring).
         if solver == "dense":
@@ -138,9 +148,12 @@ class UDFS(UFSSelector):
                     # bounds its spectrum from below (the shift of the inverse iteration).
                     _, W = smallest_eigh_shift_invert(diag, B, np.eye(B.shape[1]), c, v0=W,
                                                       lower_bound=float(diag.min()))
-                BW = B.T @ W
-                history.append(float(np.sum(BW * BW))
-                               + self.gamma * smoothed_l21_norm(W, self.eps))
+                if solver == "dense":
+                    quad = float(np.sum(W * (M @ W)))                 # Tr(W^T M W)
+                else:
+                    BW = B.T @ W
+                    quad = float(np.sum(BW * BW))
+                history.append(quad + self.gamma * smoothed_l21_norm(W, self.eps))
                 weights = l21_reweight(W, eps=self.eps)
                 if len(history) > 1 and history[-2] - history[-1] <= self.tol * abs(history[-2]):
                     break
