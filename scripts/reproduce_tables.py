@@ -60,8 +60,10 @@ def main(argv=None) -> int:
         names = reproduce.experiment_names(args.paper, args.profile)
         results_dir = args.results_dir or str(default_results_dir())
         if args.plan:
-            print(reproduce.plan_summary(names, results_dir, args.data_dir, args.thin,
-                                         args.datasets).to_string(index=False))
+            plan = reproduce.plan_summary(names, results_dir, args.data_dir, args.thin,
+                                          args.datasets)
+            print(plan.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+            print(reproduce.plan_totals(plan))
             return 0
         command = "python scripts/reproduce_tables.py " + shlex.join(
             sys.argv[1:] if argv is None else argv)

@@ -249,3 +249,26 @@ def test_large_gap_lists_recorded_causes_and_an_off_baseline(tmp_path):
     assert any("every other value" in c for c in causes)  # ls has a 2-setting grid
     md = "\n".join(rp.large_gap_lines(exp, cells))
     assert "syn / ls: Δ = +10.0" in md
+
+
+def test_plan_estimates_cost_from_measured_records(tmp_path):
+    from ufsbench.runner import EvaluationProtocol, run_sweep
+
+    data = load_dataset("synthetic")
+    cfg = {"name": "ls", "params": {"k": 5}, "grid": {"weight": ["heat", "binary"]},
+           "default": {"weight": "heat"}}
+    run_sweep(data, plan_tasks(data, cfg, [5, 10], EvaluationProtocol(n_runs=3), 0, tmp_path),
+              n_jobs=1)
+    cost = rp.measured_cost_per_setting(str(tmp_path))
+    records = load_results(tmp_path)
+    # Per setting: its one fit (served both counts) plus both counts' K-means.
+    per_setting = [g["fit_time"].iloc[0] + g["eval_time"].sum() for _, g in records.groupby("params")]
+    assert len(per_setting) == 2 and set(cost) == {("synthetic", "ls")}
+    assert cost[("synthetic", "ls")] == pytest.approx(np.median(per_setting))
+    plan = pd.DataFrame({"experiment": ["x", "x"], "dataset": ["synthetic", "other"],
+                         "method": ["ls", "ls"], "settings": [10, 4], "done": [2, 0],
+                         "s_per_setting": [3600.0, None]})
+    plan["core_hours_left"] = (plan["settings"] - plan["done"]) * plan["s_per_setting"] / 3600
+    line = rp.plan_totals(plan, cores=2)
+    assert "14 settings, 2 done" in line and "8.0 core-hours (4.0 h on 2 cores)" in line
+    assert "plus 4 settings" in line

@@ -790,5 +790,48 @@ def plan_summary(names: list[str], results_dir: str, data_dir=None, thin: int = 
                 rows.append({"experiment": name, "dataset": reg, "method": task.method,
                              "done": task_is_done(task, dataset.n_features)})
     df = pd.DataFrame(rows, columns=["experiment", "dataset", "method", "done"])
-    return df.groupby(["experiment", "dataset", "method"]).agg(
+    plan = df.groupby(["experiment", "dataset", "method"]).agg(
         settings=("done", "size"), done=("done", "sum")).reset_index()
+    cost = measured_cost_per_setting(results_dir)
+    plan["s_per_setting"] = [cost.get((d, m)) for d, m in zip(plan["dataset"], plan["method"])]
+    plan["core_hours_left"] = (plan["settings"] - plan["done"]) * plan["s_per_setting"] / 3600
+    return plan
+
+
+def plan_totals(plan: pd.DataFrame, cores: int | None = None) -> str:
+    """One line: settings, done, and the measured estimate of what is left (core-hours and wall
+    hours on this machine's cores); settings with no measurement yet are counted separately."""
+    cores = cores or os.cpu_count() or 1
+    left = plan["settings"] - plan["done"]
+    unmeasured = int(left[plan["s_per_setting"].isna()].sum())
+    hours = float(plan["core_hours_left"].fillna(0).sum())
+    return (f"total: {int(plan['settings'].sum())} settings, {int(plan['done'].sum())} done; "
+            f"left: about {hours:.1f} core-hours ({hours / cores:.1f} h on {cores} cores) for the "
+            f"measured ones" + (f", plus {unmeasured} settings of (data set, method) pairs not "
+                                f"yet measured" if unmeasured else ""))
+
+
+def measured_cost_per_setting(results_dir: str) -> dict[tuple[str, str], float]:
+    """Median measured core-seconds of one parameter setting per (data set, method), from the
+    store: its fit(s) plus its K-means evaluations at every feature count.
+
+    A ranking method's one fit serves all counts (its records repeat that fit time); a subset
+    method is refitted per count. Records older than the subset cache carry no K-means time and
+    count as fit time only, so those estimates are low.
+    """
+    from ufsbench.methods import selector_class
+    from ufsbench.results import load_results
+
+    df = load_results(results_dir)
+    if df.empty:
+        return {}
+    df = df[df["scoring"] == "kmeans"]
+    eval_time = pd.to_numeric(df.get("eval_time"), errors="coerce").fillna(0.0)
+    df = df.assign(eval_time=eval_time, fit_time=pd.to_numeric(df["fit_time"], errors="coerce"))
+    costs = {}
+    for (dataset, method), group in df.groupby(["dataset", "method"]):
+        refit_per_count = selector_class(method).selection_kind == "subset"
+        per_setting = [(g["fit_time"].sum() if refit_per_count else g["fit_time"].iloc[0])
+                       + g["eval_time"].sum() for _, g in group.groupby("params")]
+        costs[(dataset, method)] = float(np.median(per_setting))
+    return costs

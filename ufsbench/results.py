@@ -448,7 +448,9 @@ def load_results(results_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     Columns: dataset, method, params (JSON text), one ``param_<name>`` column per parameter,
     n_features, scoring, n_runs, seed, acc_mean, acc_std, nmi_mean, nmi_std (with the record's NMI
     normalisation, named in ``nmi_normalisation``), nmi_<max|sqrt|arithmetic>_mean, acc_runs,
-    fit_time, data_checksum, stale (the data file changed since), reconstructed, path.
+    fit_time, eval_time (seconds of K-means; 0 when the subset's scores were cached; None in records
+    older than the subset cache), data_checksum, stale (the data file changed since),
+    reconstructed, path.
     """
     from ufsbench.datasets.registry import current_checksum
 
@@ -465,7 +467,8 @@ def load_results(results_dir: str | os.PathLike | None = None) -> pd.DataFrame:
                "nmi_mean": nmi_all[norm].mean(), "nmi_std": nmi_all[norm].std(),
                "nmi_normalisation": norm, "acc_runs": acc.tolist(),
                "nmi_runs": nmi_all[norm].tolist(),
-               "fit_time": rec.get("fit_time"), "data_checksum": key["data_checksum"],
+               "fit_time": rec.get("fit_time"), "eval_time": rec.get("eval_time"),
+               "data_checksum": key["data_checksum"],
                "reconstructed": bool(rec.get("reconstructed", False)), "path": rec["path"]}
         for name, values in nmi_all.items():
             row[f"nmi_{name}_mean"] = values.mean()
