@@ -59,8 +59,8 @@ def test_deterministic_for_fixed_seed(data):
 def test_local_learning_matrix():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((25, 4))
-    A = local_learning_weights(X, k=5, lambda_r=0.1, sigma=2.0)
-    T = local_learning_matrix(X, k=5, lambda_r=0.1, sigma=2.0)
+    A = local_learning_weights(X, k=5, lambda_r=0.1, sigma=2.0).toarray()
+    T = local_learning_matrix(X, k=5, lambda_r=0.1, sigma=2.0).toarray()
     assert np.allclose(T, (np.eye(25) - A).T @ (np.eye(25) - A))
     assert np.allclose(T, T.T)
     assert np.linalg.eigvalsh(T).min() > -1e-10
@@ -74,6 +74,21 @@ def test_local_learning_matrix():
         a = np.linalg.solve(K + 0.1 * np.eye(5), np.exp(-D[i, nb] / 2.0))
         assert np.count_nonzero(A[i]) == 5
         assert np.allclose(A[i, nb], a)
+
+
+@pytest.mark.parametrize("graph", ["local_learning", "knn"])
+def test_large_n_neighbour_path_gives_the_same_fit(data, graph, monkeypatch):
+    # The blockwise neighbour search (used from SPARSE_MIN_SAMPLES samples on) gives the same
+    # graph and fit as the dense distance matrix; forced here on small data.
+    from ufsbench.numerics import graphs
+
+    kw = dict(n_clusters=3, random_state=0, graph=graph, max_iter=4)
+    small = make_selector("rufs", **kw).fit(data.X)
+    L_small = small.graph_matrix(data.X).toarray()
+    monkeypatch.setattr(graphs, "SPARSE_MIN_SAMPLES", 2)
+    large = make_selector("rufs", **kw).fit(data.X)
+    np.testing.assert_allclose(large.graph_matrix(data.X).toarray(), L_small, atol=1e-12)
+    np.testing.assert_allclose(large.scores_, small.scores_, rtol=1e-9)
 
 
 def test_bad_parameters(data):

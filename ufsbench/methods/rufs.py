@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from ufsbench.methods._checks import check_choice, check_number
 from ufsbench.methods.base import UFSSelector, register
-from ufsbench.numerics import knn_graph, knn_indices, l21_reweight, laplacian, row_norms
-from ufsbench.numerics import squared_distances
+from ufsbench.numerics import l21_reweight, laplacian, row_norms
+from ufsbench.numerics.graphs import sq_distances_at, nearest_neighbors, sparse_knn_graph
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
 from ufsbench.numerics.irls import smoothed_l21_norm, solve_gram_plus_diag
 from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
 
 
 def local_learning_weights(X: np.ndarray, k: int = 5, lambda_r: float = 0.1,
-                           sigma: float | None = None) -> np.ndarray:
-    """A (n x n): row i holds the local kernel-ridge weights that predict x_i from N_i.
+                           sigma: float | None = None) -> sp.csr_matrix:
+    """A (n x n, sparse CSR): row i holds the local kernel-ridge weights that predict x_i from N_i.
 
     Row i of A holds the kernel-ridge-regression weights that predict sample i from its k nearest
     neighbours N_i: A_{i,N_i} = K(i, N_i) (K(N_i, N_i) + lambda_r I)^{-1}, with the heat kernel
@@ -23,29 +24,27 @@ def local_learning_weights(X: np.ndarray, k: int = 5, lambda_r: float = 0.1,
     The neighbourhood kernel block is the dense RBF block (diagonal 1), not the sparse kNN
     affinity that ``localLearnMx_KRR.m`` reads (a known pitfall, ``papers/baselines.md`` §5).
     ``sigma=None`` takes the mean squared kNN distance (sigma = 1 underflows on raw pixels).
+    Only the k x k neighbourhood distances are computed (never an n x n matrix on large n).
     """
     n = X.shape[0]
-    D = squared_distances(X)
-    idx = knn_indices(D, k)
-    rows = np.arange(n)[:, None]
-    d_in = D[rows, idx]
+    idx, d_in = nearest_neighbors(X, k)                                # N_i, ||x_i - x_j||^2
     if sigma is None:
         sigma = float(d_in.mean()) or 1.0
     k_in = np.exp(-d_in / sigma)                                       # K(i, N_i)    (n, k)
-    k_nn = np.exp(-D[idx[:, :, None], idx[:, None, :]] / sigma)         # K(N_i, N_i)  (n, k, k)
+    d_nn = sq_distances_at(np.asarray(X, dtype=float), idx[:, :, None], idx[:, None, :])
+    k_nn = np.exp(-d_nn / sigma)                                       # K(N_i, N_i)  (n, k, k)
     k_nn += lambda_r * np.eye(idx.shape[1])
     weights = np.linalg.solve(k_nn, k_in[:, :, None])[:, :, 0]          # symmetric blocks
-    A = np.zeros((n, n))
-    A[rows, idx] = weights
-    return A
+    return sp.csr_matrix((weights.ravel(), (np.repeat(np.arange(n), idx.shape[1]),
+                                            idx.ravel())), shape=(n, n))
 
 
 def local_learning_matrix(X: np.ndarray, k: int = 5, lambda_r: float = 0.1,
                           sigma: float | None = None) -> np.ndarray:
-    """T = (I - A)^T (I - A), the local-learning regulariser of RUFS (symmetric PSD, n x n),
-    with A from :func:`local_learning_weights`."""
-    IA = np.eye(X.shape[0]) - local_learning_weights(X, k, lambda_r, sigma)
-    return IA.T @ IA
+    """T = (I - A)^T (I - A), the local-learning regulariser of RUFS (symmetric PSD, n x n,
+    sparse CSR), with A from :func:`local_learning_weights`."""
+    IA = sp.identity(X.shape[0], format="csr") - local_learning_weights(X, k, lambda_r, sigma)
+    return sp.csr_matrix(IA.T @ IA)
 
 
 @register("rufs")
@@ -142,12 +141,13 @@ class RUFS(UFSSelector):
         check_number(owner, "exponent", self.exponent, 0.0, 1.0, low_open=True,
                      hint="0.25 is the proven-monotone choice")
 
-    def graph_matrix(self, X: np.ndarray) -> np.ndarray:
-        """The n x n PSD regulariser L of the nu-term (local learning or normalised kNN)."""
+    def graph_matrix(self, X: np.ndarray) -> sp.csr_matrix:
+        """The n x n PSD regulariser L of the nu-term (local learning or normalised kNN), sparse
+        (CSR): both have O(n k^2) entries, so large n needs no n x n array."""
         k = min(self.k, X.shape[0] - 1)
         if self.graph == "local_learning":
             return local_learning_matrix(X, k=k, lambda_r=self.lambda_r, sigma=self.sigma)
-        S = knn_graph(X, k=k, weight="heat", sigma=self.sigma)
+        S = sparse_knn_graph(X, k=k, weight="heat", sigma=self.sigma)
         return laplacian(S, normalized=True)
 
     def objective(self, X, G, F, W, L) -> float:

@@ -154,7 +154,7 @@ def _sparse_laplacian(S: sp.csr_matrix, normalized: bool) -> sp.csr_matrix:
     return sp.csr_matrix(sp.identity(n, format="csr") - scale @ S @ scale)
 
 
-def _exact_sq_distances(X: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+def sq_distances_at(X: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """||x_r - x_c||^2 for index arrays of one shape, by direct differences.
 
     Summed feature by feature in order, the order of ``cdist``'s loop, so the values are
@@ -218,7 +218,7 @@ def knn_search(X: np.ndarray, k: int, extra: int | None = None,
         else:
             cand = np.argsort(G, axis=1)[:, :m]
             bound = np.full(len(rows), np.inf)
-        exact = _exact_sq_distances(X, rows[:, None], cand)
+        exact = sq_distances_at(X, rows[:, None], cand)
         order = np.lexsort((cand, exact), axis=-1)[:, :k]
         idx[rows] = np.take_along_axis(cand, order, axis=1)
         dist[rows] = np.take_along_axis(exact, order, axis=1)

@@ -12,18 +12,23 @@ numerator and the ones that increase it in the denominator.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 #: Smallest denominator a multiplicative step divides by.
 DENOMINATOR_FLOOR = 1e-300
 
 
 def pos_part(A: np.ndarray) -> np.ndarray:
-    """A+ = (|A| + A) / 2 = max(A, 0), element-wise."""
+    """A+ = (|A| + A) / 2 = max(A, 0), element-wise (sparse in, sparse out)."""
+    if sp.issparse(A):
+        return sp.csr_matrix(A).maximum(0.0)
     return np.maximum(A, 0.0)
 
 
 def neg_part(A: np.ndarray) -> np.ndarray:
-    """A- = (|A| - A) / 2 = max(-A, 0), element-wise, so that A = A+ - A-."""
+    """A- = (|A| - A) / 2 = max(-A, 0), element-wise, so that A = A+ - A- (sparse stays sparse)."""
+    if sp.issparse(A):
+        return (-sp.csr_matrix(A)).maximum(0.0)
     return np.maximum(-A, 0.0)
 
 

@@ -1,0 +1,84 @@
+"""Large-n graph numerics: blockwise neighbour search and sparse graphs equal the dense forms."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.spatial.distance import cdist
+
+from ufsbench.numerics import graphs
+from ufsbench.numerics.graphs import (connected_components_count, knn_graph, knn_indices,
+                                      knn_search, laplacian, nearest_neighbors,
+                                      sparse_knn_graph, squared_distances)
+
+
+def _datasets():
+    rng = np.random.default_rng(0)
+    return {
+        "gaussian": rng.standard_normal((150, 12)),
+        "ties": np.round(rng.standard_normal((150, 3)), 1),           # many equal distances
+        "duplicates": np.vstack([np.ones((8, 5)), rng.standard_normal((60, 5))]),
+        "offset_wide": rng.standard_normal((80, 600)) + 30.0,          # Gram form of the dense path
+    }
+
+
+@pytest.mark.parametrize("name", list(_datasets()))
+def test_knn_search_equals_dense_cdist_neighbours(name):
+    X = _datasets()[name]
+    D = cdist(X, X, metric="sqeuclidean")
+    idx, dist = knn_search(X, 5, block_cells=X.shape[0] * 7)         # several small blocks
+    np.testing.assert_array_equal(idx, knn_indices(D, 5))           # ties by index, as dense
+    np.testing.assert_array_equal(dist, np.take_along_axis(D, idx, axis=1))   # bitwise cdist
+
+
+def test_knn_search_falls_back_when_candidates_are_not_enough():
+    # All samples equidistant from sample 0's neighbourhood boundary: extra=0 leaves no margin,
+    # so rows must be redone exactly and still match the dense answer.
+    X = np.vstack([np.zeros((1, 2)), np.eye(2), -np.eye(2), np.ones((3, 2)) * 5])
+    idx, _ = knn_search(X, 2, extra=0)
+    np.testing.assert_array_equal(idx, knn_indices(cdist(X, X, "sqeuclidean"), 2))
+
+
+def test_nearest_neighbors_small_path_is_the_dense_one():
+    X = _datasets()["gaussian"]
+    D = squared_distances(X)
+    idx, dist = nearest_neighbors(X, 4, large=False)
+    np.testing.assert_array_equal(idx, knn_indices(D, 4))
+    np.testing.assert_array_equal(dist, np.take_along_axis(D, idx, axis=1))
+
+
+@pytest.mark.parametrize("weight", ["binary", "heat", "cosine"])
+@pytest.mark.parametrize("symmetric", [True, False])
+@pytest.mark.parametrize("sigma", [None, 3.0])
+def test_sparse_knn_graph_equals_dense_graph(weight, symmetric, sigma):
+    X = _datasets()["duplicates"]
+    dense = knn_graph(X, 5, weight=weight, sigma=sigma, symmetric=symmetric)
+    for large in (False, True):
+        S = sparse_knn_graph(X, 5, weight=weight, sigma=sigma, symmetric=symmetric, large=large)
+        assert sp.issparse(S)
+        np.testing.assert_allclose(S.toarray(), dense, atol=1e-14)
+
+
+def test_knn_graph_large_path_and_sparse_laplacian(monkeypatch):
+    X = _datasets()["gaussian"]
+    dense = knn_graph(X, 5, weight="heat", sigma=None)
+    monkeypatch.setattr(graphs, "SPARSE_MIN_SAMPLES", 10)
+    np.testing.assert_allclose(knn_graph(X, 5, weight="heat", sigma=None), dense, atol=1e-14)
+    S = sparse_knn_graph(X, 5, weight="heat", sigma=None)
+    for normalized in (False, True):
+        L = laplacian(S, normalized=normalized)
+        assert sp.issparse(L)
+        np.testing.assert_allclose(L.toarray(), laplacian(dense, normalized=normalized),
+                                   atol=1e-14)
+    assert connected_components_count(S) == connected_components_count(dense)
+
+
+def test_knn_search_memory_stays_below_an_n_by_n_matrix():
+    import tracemalloc
+
+    n = 3000
+    X = np.random.default_rng(1).standard_normal((n, 20))
+    tracemalloc.start()
+    knn_search(X, 5)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 8 * n * n / 2                       # one float64 n x n matrix: 72 MB
