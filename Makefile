@@ -1,6 +1,9 @@
 # ufsbench developer targets. `make test` is the test command README gives and CI runs.
 PYTHON ?= python
 PAPER ?= all
+# THIN=3 keeps every 3rd grid value (+ the default): the committed reference run (README).
+THIN ?= 1
+JOBS ?= -1
 PROFILE ?= small
 
 .PHONY: install test test-slow reproduce-tables bench lint smoke-all
@@ -15,7 +18,7 @@ test-slow:
 	$(PYTHON) -m pytest -q -m slow
 
 reproduce-tables:
-	$(PYTHON) scripts/reproduce_tables.py --paper $(PAPER)
+	$(PYTHON) scripts/reproduce_tables.py --paper $(PAPER) --thin $(THIN) --n-jobs $(JOBS)
 
 # `make bench` = the small profile (minutes); `make bench PROFILE=full` = the issue's sizes (hours).
 bench:
