@@ -238,3 +238,22 @@ def test_labels_for_seed_equal_a_fresh_fit_with_that_seed():
         seen.add(tuple(fresh.labels_))
     assert len(seen) > 1  # the seeds matter here, so equality above is not vacuous
     assert np.array_equal(one.labels_for_seed(0), one.labels_)
+
+
+@pytest.mark.parametrize("m_update", ["relaxed", "binary"])
+def test_active_row_path_equals_dense_with_tied_norms(m_update):
+    # The fast path stores Y, Z, Lambda1 only on rows that can be non-zero and fills the
+    # selections from outside by norm/index order: duplicated features (equal norms) and
+    # d >> n test that every tie is broken as Theorem 1's full-matrix rule breaks it.
+    # m = 7 splits a pair of equal norms, so the tie rule decides the support.
+    X, _ = _blobs(sizes=(12, 12, 16), d=60)
+    X = np.hstack([X, X[:, ::-1], 0.01 * X[:, :30], 0.01 * X[:, :30]])  # 180 features, ties
+    kw = dict(n_features_to_select=7, n_clusters=3, alpha=100.0, m_update=m_update,
+              random_state=0)
+    fast = make_selector("dgufs", **kw).fit(X)
+    dense = make_selector("dgufs", row_sparse=False, **kw).fit(X)
+    assert fast.n_iter_ == dense.n_iter_
+    for a, b in zip(fast.support_history_, dense.support_history_):
+        assert np.array_equal(a, b)
+    assert np.allclose(fast.L_, dense.L_, atol=1e-10) and np.allclose(fast.Y_, dense.Y_)
+    assert np.array_equal(fast.labels_, dense.labels_)

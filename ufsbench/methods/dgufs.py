@@ -10,7 +10,7 @@ from sklearn.utils import check_random_state
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods._checks import check_choice, check_int, check_number
 from ufsbench.methods.base import UFSSelector, register
-from ufsbench.numerics import knn_graph, l20_project, row_norms, sym, top_rows
+from ufsbench.numerics import knn_graph, row_norms, sym
 
 M_UPDATES = ("relaxed", "binary")
 
@@ -23,13 +23,82 @@ def _double_centre(A: np.ndarray) -> np.ndarray:
     return C / float(n - 1) ** 2
 
 
-def _rows_times(W: np.ndarray, B: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
-    """W @ B, computed only on ``rows`` (the other rows of W are zero) when rows is given."""
-    if rows is None:
-        return W @ B
+class _ActiveRows:
+    """Y, Z and Lambda1 (d x n, the paper's layout) stored only on the rows ``idx`` (sorted).
+
+    Outside ``idx`` all three are exactly zero, so there U = 0 (Y-step) and V = X (Z-step): their
+    row norms are 0 and ||x_i||, known without touching those rows. Each iteration first adds the
+    rows that could win a selection from outside -- the m lowest-index rows (ties among U's zero
+    rows) and the m lowest-norm rows of X (the Z-step's drop candidates) -- and afterwards drops
+    rows that are zero in all three again. An iteration then costs O(|idx| n^2 + n^3) plus an
+    O(d) integer scan instead of O(d n^2), with the iterates of the dense form. ``dense=True``
+    keeps every row (the naive form, kept as the reference).
+    """
+
+    def __init__(self, Xt: np.ndarray, dense: bool):
+        d, n = Xt.shape
+        self.Xt, self.dense = Xt, dense
+        self.active = np.full(d, dense)
+        self.idx = np.flatnonzero(self.active)
+        self.Y, self.Z, self.Lam = (np.zeros((len(self.idx), n)) for _ in range(3))
+        # Inactive rows in the order each selection prefers them: by index for the Y-step's zero
+        # rows; for the Z-step by ||x_i|| ascending, larger index first (the rows it drops).
+        self.index_order = np.arange(d)
+        self.drop_order = np.lexsort((-self.index_order, row_norms(Xt)))
+
+    def add_candidates(self, m: int) -> None:
+        """Activate the inactive rows that could enter the next Y- or Z-step selection."""
+        if self.dense:
+            return
+        new = np.union1d(self._first_inactive(self.index_order, m),
+                         self._first_inactive(self.drop_order, m))
+        if new.size:
+            idx = np.concatenate([self.idx, new])
+            order = np.argsort(idx, kind="stable")
+            pad = np.zeros((new.size, self.Xt.shape[1]))
+            self.Y, self.Z, self.Lam = (np.vstack([B, pad])[order]
+                                        for B in (self.Y, self.Z, self.Lam))
+            self.idx = idx[order]
+            self.active[new] = True
+
+    def drop_zero_rows(self) -> None:
+        """Deactivate rows that are zero in Y, Z and Lambda1 (exact: they are zero again)."""
+        if self.dense:
+            return
+        keep = np.any(self.Y != 0, axis=1) | np.any(self.Z != 0, axis=1) \
+            | np.any(self.Lam != 0, axis=1)
+        if not keep.all():
+            self.active[self.idx[~keep]] = False
+            self.idx = self.idx[keep]
+            self.Y, self.Z, self.Lam = self.Y[keep], self.Z[keep], self.Lam[keep]
+
+    def _first_inactive(self, order: np.ndarray, count: int) -> np.ndarray:
+        return order[~self.active[order]][:count]
+
+    def full(self, B: np.ndarray) -> np.ndarray:
+        """The d x n matrix whose active rows are B."""
+        out = np.zeros(self.Xt.shape)
+        out[self.idx] = B
+        return out
+
+
+def _on_rows(W: np.ndarray, B: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """W @ B when W is zero off ``rows``: the product of those rows only."""
     out = np.zeros((W.shape[0], B.shape[1]))
     out[rows] = W[rows] @ B
     return out
+
+
+def _largest_rows(norms: np.ndarray, idx: np.ndarray, m: int) -> np.ndarray:
+    """Positions (sorted) of the m largest norms, ties to the lower row index: Theorem 1's rule,
+    as ``top_rows`` on the full matrix."""
+    return np.sort(np.lexsort((idx, -norms))[:m])
+
+
+def _smallest_rows(norms: np.ndarray, idx: np.ndarray, m: int) -> np.ndarray:
+    """Positions of the m rows ``l20_project(., d - m)`` zeroes: smallest norms, ties to the
+    higher row index (the complement of the d - m kept by ``top_rows``)."""
+    return np.lexsort((-idx, norms))[:m]
 
 
 def m_step(Q: np.ndarray, mu: float, variant: str, gamma: float) -> np.ndarray:
@@ -134,11 +203,15 @@ class DGUFS(UFSSelector):
       ``labels_for_seed(s)`` re-draws from the fitted L exactly the labels a fit with
       ``random_state=s`` gives (``random_state_only_in_labels``): the runner's 20 own-label
       runs then cost one fit, not 20 (tested against fresh fits).
-    * ``row_sparse=True`` (fast path): the products Y HLH, Z HLH and Y^T Z only touch the
-      non-zero rows of Y (m rows) and Z, so an iteration costs O(|supp| n^2 + d n + n^3)
-      instead of O(d n^2 + n^3) -- the gain grows with d >> n (ALLAML 72 x 7129, PIX10P
-      100 x 10000). ``row_sparse=False`` is the plain dense form (same iterates up to rounding;
-      see benchmarks/bench_dgufs.py).
+    * ``row_sparse=True`` (fast path): Y, Z and Lambda1 are stored only on the rows where one of
+      them can be non-zero (``_ActiveRows``: the m rows of Y, the m rows the Z-step sets to X,
+      and the rows where Lambda1 still holds rounding residue). Off those rows U = 0 and
+      V = X, whose row norms are known, so both l2,0 selections need only a few candidate rows
+      from outside (the m lowest indices, the m lowest ||x_i||), with the full-matrix tie
+      rules. An iteration costs O(|rows| n^2 + n^3) plus an O(d) integer scan instead of
+      O(d n^2) plus several d x n temporaries; the iterates are those of the dense form
+      (bitwise on ALLAML, Prostate-GE, PIX10P; tested with tied norms).
+      ``row_sparse=False`` is the plain dense form (see benchmarks/bench_dgufs.py).
 
     Parameters
     ----------
@@ -203,45 +276,55 @@ class DGUFS(UFSSelector):
         k = min(self.k, n - 1)
         S = knn_graph(X, k=k, weight="binary")                          # Eq. (3)
         Xt = X.T                                                        # paper layout, d x n
-        Y, Z, Lam1 = np.zeros((d, n)), np.zeros((d, n)), np.zeros((d, n))
+        rows = _ActiveRows(Xt, dense=not self.row_sparse)   # Y, Z, Lambda1 on their live rows
         L, M, Lam2 = np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n))
+        HLH = _double_centre(L)
         mu = float(self.mu)
-        sparse = bool(self.row_sparse)
         objective, residuals, mus, ranks, supports = [], [], [], [], []
         with np.errstate(over="ignore", invalid="ignore"):  # overflow -> error below
             for it in range(self.max_iter):
-                HLH = _double_centre(L)
-                z_rows = np.flatnonzero(row_norms(Z) > 0) if sparse else None
-                # Y-step (8) by Theorem 1: keep the m largest rows of U.
-                U = Z + ((1 - beta) * _rows_times(Z, HLH, z_rows) + Lam1) / mu
-                Y, y_rows = l20_project(U, m), top_rows(U, m)
-                # Z-step (9): X - Z keeps the d - m largest rows of U'.
-                YHLH = _rows_times(Y, HLH, y_rows if sparse else None)
-                Z = Xt - l20_project(Xt - Y - ((1 - beta) * YHLH - Lam1) / mu, d - m)
+                rows.add_candidates(m)
+                Xb, Z, Lam1 = Xt[rows.idx], rows.Z, rows.Lam
+                # Y-step (8) by Theorem 1: keep the m largest rows of U (U = 0 off rows.idx).
+                U = Z + ((1 - beta) * (Z @ HLH) + Lam1) / mu
+                y_loc = _largest_rows(row_norms(U), rows.idx, m)
+                Y = np.zeros_like(U)
+                Y[y_loc] = U[y_loc]
+                # Z-step (9): X - Z keeps the d - m largest rows of V (V = X off rows.idx).
+                YHLH = Y @ HLH if rows.dense else _on_rows(Y, HLH, y_loc)  # Y = 0 off y_loc
+                V = Xb - Y - ((1 - beta) * YHLH - Lam1) / mu
+                Z = Xb - V
+                dropped = _smallest_rows(row_norms(V), rows.idx, m)
+                Z[dropped] = Xb[dropped]
                 # M-step (11) or its relaxation, then M = M' - diag(M') + I.
                 M = m_step(L + Lam2 / mu, mu, self.m_update, float(self.gamma))
                 # L-step: Theorem 2 with A = M + ((1-beta) H Y^T Z H + beta S - Lambda2) / mu.
-                YtZ = Y[y_rows].T @ Z[y_rows] if sparse else Y.T @ Z  # Y = 0 off y_rows
+                YtZ = Y.T @ Z if rows.dense else Y[y_loc].T @ Z[y_loc]
                 A = M + ((1 - beta) * _double_centre(YtZ) + beta * S - Lam2) / mu
                 if not np.all(np.isfinite(A)):
                     raise UFSBenchError(
                         f"DGUFS diverged at iteration {it + 1} (iterates overflowed) with "
                         f"mu={self.mu}; the L-step scales like 1/mu: start with a larger mu "
                         f"(default 1.0)")
-                L, kept = rank_threshold_psd(A, 2.0 * self.alpha / mu, subset=sparse)
-                r1, r2 = float(np.max(np.abs(Z - Y))), float(np.max(np.abs(L - M)))
-                hsic = float(np.sum(_rows_times(Y, _double_centre(L), y_rows) * Y))
+                L, kept = rank_threshold_psd(A, 2.0 * self.alpha / mu, subset=not rows.dense)
+                HLH = _double_centre(L)                 # also the next iteration's H L H
+                ZmY = Z - Y
+                r1, r2 = float(np.max(np.abs(ZmY))), float(np.max(np.abs(L - M)))
+                hsic = float(np.sum((Y[y_loc] @ HLH) * Y[y_loc]))
                 objective.append(-beta * float(np.sum(S * L)) - (1 - beta) * hsic
                                  + self.alpha * len(kept))                  # objective (5)
                 residuals.append((r1, r2))
                 mus.append(mu)
                 ranks.append(len(kept))
-                supports.append(y_rows)
+                supports.append(rows.idx[y_loc])
+                rows.Y, rows.Z = Y, Z
                 if r1 < self.tol and r2 < self.tol:
                     break
-                Lam1 += mu * (Z - Y)                                        # Eq. (13)
+                Lam1 += mu * ZmY                                            # Eq. (13)
                 Lam2 += mu * (L - M)                                        # Eq. (14)
                 mu = min(self.rho * mu, self.mu_max)                        # Eq. (15)
+                rows.drop_zero_rows()
+        Y = rows.full(rows.Y)
         support = np.zeros(d, dtype=bool)
         support[supports[-1]] = True
         nonzero = int(np.count_nonzero(row_norms(Y) > 0))
