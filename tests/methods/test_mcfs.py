@@ -136,3 +136,25 @@ def test_selector_same_selection_with_either_solver(monkeypatch):
 def test_unknown_solver():
     with pytest.raises(ValueError, match="solver"):
         sparse_spectral_coefficients(np.eye(3), np.ones((3, 1)), 1, solver="dense")
+
+
+def test_sparse_embedding_equals_dense_embedding(data):
+    # Large n: sparse graph + Lanczos (implicit deflation) gives the dense eigenvectors.
+    from ufsbench.numerics.graphs import sparse_knn_graph
+
+    S = knn_graph(data.X, k=5, weight="heat", sigma=None)
+    Y, lam = generalized_spectral_embedding(S, 3)
+    Ys, lams = generalized_spectral_embedding(
+        sparse_knn_graph(data.X, k=5, weight="heat", sigma=None, large=True), 3)
+    np.testing.assert_allclose(lams, lam, atol=1e-9)
+    np.testing.assert_allclose(Ys, Y, atol=1e-7)
+
+
+def test_large_n_path_selects_the_same_features(data, monkeypatch):
+    from ufsbench.numerics import graphs
+
+    dense = make_selector("mcfs", n_clusters=3, n_features_to_select=6).fit(data.X)
+    monkeypatch.setattr(graphs, "SPARSE_MIN_SAMPLES", 2)
+    large = make_selector("mcfs", n_clusters=3, n_features_to_select=6).fit(data.X)
+    assert np.array_equal(dense.support_, large.support_)
+    np.testing.assert_allclose(large.scores_, dense.scores_, atol=1e-7)

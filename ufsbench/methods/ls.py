@@ -4,7 +4,7 @@ import numpy as np
 
 from ufsbench.cache import cached_call
 from ufsbench.methods.base import UFSSelector, register
-from ufsbench.numerics import knn_graph
+from ufsbench.numerics.graphs import sparse_knn_graph
 
 
 @register("ls")
@@ -37,9 +37,10 @@ class LaplacianScore(UFSSelector):
     def _fit(self, X):
         k = min(self.k, X.shape[0] - 1)
         # The graph depends on X and (k, weight, sigma) only: computed once per data set and
-        # setting, then read from the disk cache by every later fit (ufsbench.cache).
-        S = cached_call(knn_graph, X, k=k, weight=self.weight, sigma=self.sigma)
-        degree = S.sum(axis=1)
+        # setting, then read from the disk cache by every later fit (ufsbench.cache). Sparse
+        # (n k entries; built by a neighbour search, no n x n matrix on large n).
+        S = cached_call(sparse_knn_graph, X, k=k, weight=self.weight, sigma=self.sigma)
+        degree = np.asarray(S.sum(axis=1)).ravel()
         centred = X - (degree @ X) / max(degree.sum(), np.finfo(float).tiny)
         # f^T L f = f^T D f - f^T S f, computed for all features at once.
         spread = np.einsum("i,ij,ij->j", degree, centred, centred)

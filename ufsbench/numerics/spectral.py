@@ -13,9 +13,37 @@ Import by module path; nothing is exported from ``ufsbench.numerics``.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator, eigsh
 
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
 from ufsbench.numerics.linalg import eigh_largest, eigh_smallest
+
+#: Relative accuracy of the Lanczos eigenpairs on the sparse (large-n) path.
+SPARSE_EIG_TOL = 1e-10
+
+
+def sparse_eigh(A, k: int, which: str, deflate: np.ndarray | None = None):
+    """k extreme eigenpairs of a sparse symmetric A by Lanczos (ARPACK), for large n.
+
+    ``which``: "LA" (largest, returned descending) or "SA" (smallest, ascending). ``deflate``: a
+    unit vector u whose eigen-direction is removed (A - u u^T A u u^T applied implicitly; used
+    for the trivial eigenvector of a normalised affinity, eigenvalue 1 -> 0). The start vector is
+    fixed, so results are deterministic.
+    """
+    n = A.shape[0]
+    A = sp.csr_matrix(A)
+    if deflate is None:
+        op = A
+    else:
+        shift = float(deflate @ (A @ deflate))
+        op = LinearOperator((n, n), dtype=float,
+                            matvec=lambda v: A @ v - shift * deflate * float(deflate @ v))
+    start = np.random.RandomState(0).uniform(0.5, 1.5, n)
+    vals, vecs = eigsh(op, k=k, which=which, v0=start, tol=SPARSE_EIG_TOL,
+                       ncv=min(n, max(2 * k + 1, 4 * k + 20)), maxiter=100 * n)
+    order = np.argsort(-vals if which == "LA" else vals)
+    return vals[order], vecs[:, order]
 
 
 def generalized_spectral_embedding(S: np.ndarray, n_components: int,
@@ -33,10 +61,15 @@ def generalized_spectral_embedding(S: np.ndarray, n_components: int,
     if not 1 <= n_components <= n - int(drop_trivial):
         raise ValueError(f"cannot take {n_components} eigenvectors (+{int(drop_trivial)} trivial) "
                          f"of a graph on {n} samples")
-    degree = S.sum(axis=1)
+    degree = np.asarray(S.sum(axis=1), dtype=float).ravel()
     inv_sqrt = np.zeros_like(degree)
     positive = degree > 0
     inv_sqrt[positive] = 1.0 / np.sqrt(degree[positive])
+    if sp.issparse(S):
+        scale = sp.diags(inv_sqrt)
+        u0 = np.sqrt(degree) / np.sqrt(degree.sum()) if drop_trivial else None
+        mu, U = sparse_eigh(scale @ S @ scale, n_components, "LA", deflate=u0)
+        return _sign_fixed(inv_sqrt[:, None] * U), 1.0 - mu
     N = inv_sqrt[:, None] * S * inv_sqrt[None, :]
     if drop_trivial:
         # Deflate the trivial eigenvector u0 = D^{1/2} 1 (eigenvalue 1 of N) explicitly instead of
@@ -46,11 +79,14 @@ def generalized_spectral_embedding(S: np.ndarray, n_components: int,
         u0 = np.sqrt(degree) / np.sqrt(degree.sum())
         N = N - np.outer(u0, u0)
     mu, U = eigh_largest(N, n_components)
-    Y = inv_sqrt[:, None] * U
-    # Fix the sign of every eigenvector (largest-magnitude entry positive) for determinism.
+    return _sign_fixed(inv_sqrt[:, None] * U), 1.0 - mu
+
+
+def _sign_fixed(Y: np.ndarray) -> np.ndarray:
+    """Every column's sign fixed (largest-magnitude entry positive), for determinism."""
     signs = np.sign(Y[np.argmax(np.abs(Y), axis=0), np.arange(Y.shape[1])])
     signs[signs == 0] = 1.0
-    return Y * signs, 1.0 - mu
+    return Y * signs
 
 
 def spectral_soft_indicator(L: np.ndarray, n_clusters: int, random_state=None,
@@ -64,9 +100,13 @@ def spectral_soft_indicator(L: np.ndarray, n_clusters: int, random_state=None,
 
     The offset is the remedy for the frozen-zero property of multiplicative updates: a hard 0/1
     start (offset=0) keeps every zero entry at zero, so the memberships never change. Empty
-    clusters cannot occur (K-means labels index non-empty clusters only).
+    clusters cannot occur (K-means labels index non-empty clusters only). A ``scipy.sparse`` L
+    (large n) gets its eigenvectors by Lanczos (:func:`sparse_eigh`).
     """
-    _, V = eigh_smallest(L, n_clusters)
+    if sp.issparse(L):
+        _, V = sparse_eigh(L, n_clusters, "SA")
+    else:
+        _, V = eigh_smallest(L, n_clusters)
     norms = np.linalg.norm(V, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return kmeans_scaled_indicator(V / norms, n_clusters, random_state, n_init=n_init,
