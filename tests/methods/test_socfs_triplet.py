@@ -17,13 +17,13 @@ def test_alpha_zero_is_socfs(data):
 
 def test_triplet_penalty_is_psd_laplacian(data):
     sel = make_selector("socfs_triplet", alpha=3.0, k=5)
-    P = sel._graph_penalty(data.X - data.X.mean(axis=0))
+    P = sel._graph_penalty(data.X - data.X.mean(axis=0)).toarray()
     assert np.allclose(P, P.T)
     assert np.allclose(P @ np.ones(len(P)), 0.0)
     assert np.linalg.eigvalsh(P).min() > -1e-9
     # alpha scales the Laplacian linearly
     P1 = make_selector("socfs_triplet", alpha=1.0, k=5)._graph_penalty(
-        data.X - data.X.mean(axis=0))
+        data.X - data.X.mean(axis=0)).toarray()
     assert np.allclose(P, 3.0 * P1)
 
 
@@ -57,3 +57,38 @@ def test_deterministic_and_validated(data):
     assert np.array_equal(a.scores_, b.scores_)
     with pytest.raises(UFSBenchError, match="alpha"):
         make_selector("socfs_triplet", n_clusters=3, alpha=-1.0).fit(data.X)
+
+
+def test_sparse_penalty_fit_equals_dense_penalty_fit(data, monkeypatch):
+    # The sparse L_t (large-n form) gives the fit of the dense n x n L_t of UFSOL Eq. (2).
+    from ufsbench.methods.socfs import SOCFSTriplet
+    from ufsbench.numerics.triplet import ordinal_laplacian, triplet_weights
+
+    kw = dict(n_clusters=3, random_state=1, alpha=2.0, max_iter=6, inner_iter=10, tol=0.0)
+    sparse_fit = make_selector("socfs_triplet", **kw).fit(data.X)
+    Xc = data.X - data.X.mean(axis=0)
+    dense_P = 2.0 * ordinal_laplacian(triplet_weights(Xc, k=5))
+    np.testing.assert_allclose(make_selector("socfs_triplet", **kw)._graph_penalty(Xc).toarray(),
+                               dense_P, atol=1e-13)
+    monkeypatch.setattr(SOCFSTriplet, "_graph_penalty", lambda self, X: dense_P)
+    dense_fit = make_selector("socfs_triplet", **kw).fit(data.X)
+    np.testing.assert_allclose(sparse_fit.scores_, dense_fit.scores_, rtol=1e-8)
+    np.testing.assert_allclose(sparse_fit.objective_history_, dense_fit.objective_history_,
+                               rtol=1e-10)
+
+
+def test_large_n_fit_forms_no_n_by_n_array():
+    import tracemalloc
+
+    from ufsbench.datasets.synthetic import make_synthetic
+
+    n = 3000
+    X = make_synthetic(n_samples=n, n_features=20, n_informative=4, n_clusters=3,
+                       random_state=0).X
+    sel = make_selector("socfs_triplet", n_clusters=3, random_state=0, max_iter=2,
+                        inner_iter=3)
+    tracemalloc.start()
+    sel.fit(X)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 8 * n * n / 2                     # one float64 n x n array: 72 MB

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
 from ufsbench.methods._checks import check_int, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import l21_reweight, orthonormal_polar, row_norms
 from ufsbench.numerics.irls import smoothed_l21_norm, solve_gram_plus_diag
-from ufsbench.numerics.triplet import ordinal_laplacian, triplet_weights
+from ufsbench.numerics.triplet import ordinal_laplacian, sparse_triplet_weights
 
 
 @register("socfs")
@@ -74,7 +75,8 @@ class SOCFS(UFSSelector):
         self.eps = eps
         self.center = center
 
-    # Hook for the triplet variant: an (n, n) PSD matrix P adding alpha Tr(W^T X^T P X W).
+    # Hook for the triplet variant: an (n, n) PSD matrix P (sparse) adding
+    # alpha Tr(W^T X^T P X W).
     def _graph_penalty(self, X):
         return None
 
@@ -101,7 +103,7 @@ class SOCFS(UFSSelector):
         W = rng.uniform(size=(d, m))
         H = rng.uniform(size=(n, c))
         P = self._graph_penalty(X)
-        metric = None if P is None else np.eye(n) + P
+        metric = None if P is None else sp.identity(n, format="csr") + P      # sparse I + P
         lam, lam2, eps = float(self.lambda_), float(self.lambda2), float(self.eps)
 
         def objective(W, B, E, H):
@@ -148,7 +150,9 @@ class SOCFSTriplet(SOCFS):
 
     Decisions: the graph is built on the (centred) X the model sees, with k neighbours (k = 5);
     centring does not change the distances. UFSOL's code scales samples to unit norm before
-    building its graph; we do not (the SOCFS part has no such step).
+    building its graph; we do not (the SOCFS part has no such step). L_t is kept sparse
+    (O(n k) entries, neighbours by a blockwise search on large n), so the W-step's
+    X^T (I + alpha L_t) X costs O(n k d + n d^2) and no n x n matrix is formed.
     """
 
     reconstructed = True  # the paper does not write the model; every report row says so
@@ -170,5 +174,5 @@ class SOCFSTriplet(SOCFS):
         if self.alpha == 0:
             return None
         k = min(self.k, X.shape[0] - 1)
-        C = triplet_weights(X, k=k, normalize=True)
+        C = sparse_triplet_weights(X, k=k, normalize=True)      # n k entries, no n x n array
         return float(self.alpha) * ordinal_laplacian(C)

@@ -38,7 +38,8 @@ def solve_gram_plus_diag(X: np.ndarray, B: np.ndarray, reg: np.ndarray,
     """W = (X^T M X + diag(reg))^{-1} X^T B, by the cheaper of the d x d and n x n forms.
 
     ``reg`` (d,) must be positive; ``M`` is None (identity), a (n,) positive diagonal or a dense
-    (n, n) symmetric PSD matrix. ``method`` is "auto", "primal" (d x d) or "dual" (n x n).
+    or ``scipy.sparse`` (n, n) symmetric PSD matrix (a sparse M keeps the d x d form free of
+    n x n arrays). ``method`` is "auto", "primal" (d x d) or "dual" (n x n).
     """
     n, d = X.shape
     reg = np.asarray(reg, dtype=float)
