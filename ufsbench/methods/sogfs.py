@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from ufsbench.errors import UFSBenchError
@@ -13,9 +14,13 @@ from ufsbench.numerics import (connected_components_count, eigh_smallest, knn_in
                                smallest_eigvecs_diag_plus_lowrank, squared_distances, sym)
 from ufsbench.numerics.diag_lowrank import (dense_smallest_eigvecs,
                                             smallest_eigvecs_tied_diag_plus_lowrank)
+from ufsbench.numerics.laplacian_eig import laplacian_smallest_eigvecs
 from ufsbench.numerics.preprocess import center_unit_norm
+from ufsbench.numerics.simplex import project_simplex_rows_sparse
 
 W_SOLVERS = ("auto", "tied", "dense", "lanczos")
+#: "fast": sparse S / L_S, partial sorts, shift-invert Lanczos for F; "dense": the reference path.
+SOLVERS = ("fast", "dense")
 #: Outer iterations during which the "local" neighbour sets stay those of the input space.
 FROZEN_NEIGHBOUR_ITERS = 5
 
@@ -32,42 +37,60 @@ def _projection_dim(m, d: int) -> int:
                         f"(0, 1], or None (d/2); the paper uses m between d/3 and 2d/3")
 
 
-def w_objective(X: np.ndarray, L: np.ndarray, W: np.ndarray, gamma: float, eps: float) -> float:
-    """Objective (9): Tr(W^T X^T L_S X W) + gamma * sum_i sqrt(||w_i||^2 + eps)."""
-    XW = X @ W
+def w_objective(X: np.ndarray, L, W: np.ndarray, gamma: float, eps: float,
+                XW: np.ndarray | None = None) -> float:
+    """Objective (9): Tr(W^T X^T L_S X W) + gamma * sum_i sqrt(||w_i||^2 + eps).
+
+    L_S dense or sparse; ``XW`` = X @ W when the caller already has it.
+    """
+    XW = X @ W if XW is None else XW
     trace = float(np.einsum("ij,ij->", XW, L @ XW))
     return trace + gamma * float(np.sqrt(np.einsum("ij,ij->i", W, W) + eps).sum())
 
 
-def w_step(X: np.ndarray, L: np.ndarray, q: np.ndarray, gamma: float, m: int, n_iter: int = 1,
-           eps: float = 1e-8, solver: str = "auto", W0: np.ndarray | None = None):
+def w_step(X: np.ndarray, L, q: np.ndarray, gamma: float, m: int, n_iter: int = 1,
+           eps: float = 1e-8, solver: str = "auto", W0: np.ndarray | None = None,
+           return_projection: bool = False):
     """Algorithm 1 of SOGFS: ``n_iter`` rounds of (13) then (12), from the diagonal ``q`` of Q.
 
     Each round sets W to the m eigenvectors of G = X^T L_S X + gamma Q with the smallest
     eigenvalues (problem (13)), then Q_ii = 1 / (2 sqrt(||w_i||^2 + eps)) (Eq. (12)). G is never
     formed unless the dense path is taken: G = diag(gamma q) + U K U^T with U = X^T (d x n) and
     K = L_S, a diagonal plus a rank <= n term (see ``ufsbench.numerics.diag_lowrank`` for when that
-    is cheap). Returns (W, q, objective (9) after each round, solver path of each round).
+    is cheap). L_S may be a scipy.sparse matrix (k-sparse S): X^T L_S X is then (L_S X)^T X at
+    O(nnz(L_S) d + n d^2), formed once per call (L_S does not change between rounds).
+    Returns (W, q, objective (9) after each round, solver path of each round), plus X W when
+    ``return_projection``.
     """
     history, paths = [], []
-    W = W0
+    W, XW, XtLX = W0, None, None
+
+    def gram_part():                                  # X^T L_S X, hoisted out of the rounds
+        nonlocal XtLX
+        if XtLX is None:
+            XtLX = X.T @ (L @ X)
+        return XtLX
+
     for _ in range(n_iter):
         diag = gamma * q
         if solver in ("auto", "tied"):
             n_distinct = len(np.unique(diag))
             if solver == "tied" or n_distinct * min(X.shape) <= X.shape[1]:
-                _, W, path = smallest_eigvecs_tied_diag_plus_lowrank(diag, X.T, L, m,
-                                                                      max_reduced_fraction=1.0)
+                _, W, path = smallest_eigvecs_tied_diag_plus_lowrank(
+                    diag, X.T, L.toarray() if sp.issparse(L) else L, m, max_reduced_fraction=1.0)
             else:
-                W, path = dense_smallest_eigvecs(np.diag(diag) + X.T @ (L @ X), m)[1], "dense"
+                W, path = dense_smallest_eigvecs(np.diag(diag) + gram_part(), m)[1], "dense"
         elif solver == "dense":
-            W, path = dense_smallest_eigvecs(np.diag(diag) + X.T @ (L @ X), m)[1], "dense"
+            W, path = dense_smallest_eigvecs(np.diag(diag) + gram_part(), m)[1], "dense"
         else:  # "lanczos": ARPACK on the implicit operator, warm-started from the previous W
             W = smallest_eigvecs_diag_plus_lowrank(diag, X.T, L, m, v0=W)[1]
             path = "lanczos"
         q = l21_reweight(W, eps=eps, factor=0.5)                      # Eq. (12)
-        history.append(w_objective(X, L, W, gamma, eps))              # objective (9)
+        XW = X @ W
+        history.append(w_objective(X, L, W, gamma, eps, XW=XW))      # objective (9)
         paths.append(path)
+    if return_projection:
+        return W, q, history, paths, XW
     return W, q, history, paths
 
 
@@ -83,20 +106,29 @@ def alpha_eq27(D: np.ndarray, k: int) -> float:
     return alpha
 
 
-def s_step(dist: np.ndarray, alpha: float, neighbours: np.ndarray | None = None) -> np.ndarray:
+def _off_diagonal_columns(n: int) -> np.ndarray:
+    """(n, n-1) column indices j != i of every row i, ascending."""
+    j = np.arange(n - 1)[None, :]
+    return j + (j >= np.arange(n)[:, None])
+
+
+def s_step(dist: np.ndarray, alpha: float, neighbours: np.ndarray | None = None,
+           full_sort: bool = False) -> np.ndarray:
     """Problem (18) for every row: s_i = argmin_{s on the simplex} ||s + d_i / (2 alpha)||^2.
 
     ``dist`` holds d_ij = m_ij + lambda n_ij. s_ii = 0 always (a sample is not its own neighbour).
-    With ``neighbours`` (n x k indices) s_i is supported on those k entries only.
+    With ``neighbours`` (n x k indices) s_i is supported on those k entries only. Over all j the
+    projection sorts only each row's largest entries (``project_simplex_rows_sparse``: rows
+    keep about k non-zeros, Eq. (27)); ``full_sort`` sorts whole rows (the reference path).
     """
     n = dist.shape[0]
     S = np.zeros((n, n))
     rows = np.arange(n)[:, None]
-    if neighbours is None:
-        cols = np.array([np.delete(np.arange(n), i) for i in range(n)])
-    else:
-        cols = neighbours
-    S[rows, cols] = project_simplex_rows(-dist[rows, cols] / (2.0 * alpha))
+    cols = _off_diagonal_columns(n) if neighbours is None else neighbours
+    V = -dist[rows, cols] / (2.0 * alpha)
+    project = project_simplex_rows if full_sort or neighbours is not None else \
+        project_simplex_rows_sparse
+    S[rows, cols] = project(V)
     return S
 
 
@@ -162,7 +194,8 @@ class SOGFS(UFSSelector):
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, gamma=1.0,
                  m=None, k=5, max_iter=50, inner_iter=1, tol=1e-5, eps=1e-8, lambda_init=None,
-                 lambda_factor=2.0, neighbours="all", preprocess="center_unit", w_solver="auto"):
+                 lambda_factor=2.0, neighbours="all", preprocess="center_unit", w_solver="auto",
+                 solver="fast"):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -178,18 +211,38 @@ class SOGFS(UFSSelector):
         self.neighbours = neighbours
         self.preprocess = preprocess
         self.w_solver = w_solver
+        self.solver = solver
 
     def _check_params(self, n: int) -> int:
         owner = type(self).__name__
         check_number(owner, "gamma", self.gamma, low=0.0)
         check_int(owner, "k", self.k, hint="the papers: 5")
         check_choice(owner, "w_solver", self.w_solver, W_SOLVERS)
+        check_choice(owner, "solver", self.solver, SOLVERS)
         check_choice(owner, "neighbours", self.neighbours, ("all", "local"))
         check_choice(owner, "preprocess", self.preprocess, ("center_unit", "none"))
         check_number(owner, "lambda_factor", self.lambda_factor, low=1.0, low_open=True)
         for name in ("max_iter", "inner_iter"):
             check_int(owner, name, getattr(self, name))
         return min(int(self.k), n - 1)
+
+    def _graph(self, S: np.ndarray):
+        """(S, L_S = D - (S + S^T)/2) (steps 2-3 of Algorithm 2): sparse CSR on the fast path.
+
+        The sparse L_S holds the very bits of the dense one (built densely, O(n^2), then
+        compressed): the first W-step at Q = I can be a degenerate cut whose choice moves with
+        round-off in L_S (see ``w_step``), and the fast path must take the reference's choice.
+        """
+        L = laplacian(sym(S))
+        if self.solver == "fast":
+            return sp.csr_matrix(S), sp.csr_matrix(L)
+        return S, L
+
+    def _f_step(self, L, c: int, F_prev: np.ndarray | None):
+        """Problem (14): (eigenvalues, F) = the c smallest eigenpairs of L_S."""
+        if self.solver == "fast":
+            return laplacian_smallest_eigvecs(L, c, warm=F_prev)
+        return eigh_smallest(L, c)
 
     def _fit(self, X):
         n, d = X.shape
@@ -199,15 +252,16 @@ class SOGFS(UFSSelector):
         if self.preprocess == "center_unit":
             X = center_unit_norm(X)
         gamma, eps = float(self.gamma), float(self.eps)
+        full_sort = self.solver == "dense"
 
         # Initial S: problem (1) by the closed form (25) with alpha of Eq. (27).
         D0 = squared_distances(X)
         alpha = alpha_eq27(D0, k)
         local0 = knn_indices(D0, k) if self.neighbours == "local" else None
-        S = s_step(D0, alpha, local0)
+        S = s_step(D0, alpha, local0, full_sort=full_sort)
         lam = alpha if self.lambda_init is None else float(self.lambda_init)
-        L = laplacian(sym(S))
-        F = eigh_smallest(L, c)[1]
+        L = self._graph(S)[1]
+        F = self._f_step(L, c, None)[1]
         q = np.ones(d)                                    # Algorithm 1: Q = I at the start
         W = None
         self.objective_history_, self.w_objective_history_ = [], []
@@ -215,23 +269,24 @@ class SOGFS(UFSSelector):
         self.n_iter_ = 0
         for it in range(self.max_iter):
             # Step 1: W by Algorithm 1 (problem (13) / Eq. (12)) with L_S of the current S.
-            W, q, w_hist, paths = w_step(X, L, q, gamma, m, self.inner_iter, eps, self.w_solver,
-                                         W0=W)
+            W, q, w_hist, paths, XW = w_step(X, L, q, gamma, m, self.inner_iter, eps,
+                                             self.w_solver, W0=W, return_projection=True)
             self.w_objective_history_.extend(w_hist)
             self.w_solver_paths_.extend(paths)
-            # Step 4: S row by row, problem (18), d_ij = ||W^T x_i - W^T x_j||^2 + lam ||f_i - f_j||^2.
-            XW = X @ W
+            # Step 4: S row by row, problem (18), d_ij = ||W^T x_i - W^T x_j||^2 + lam ||f_i - f_j||^2
+            # (from the n x m projections X W, never an n x n x d array).
             Mdist = squared_distances(XW)
             dist = Mdist + lam * squared_distances(F)
             if self.neighbours == "local":
                 nbrs = local0 if it < FROZEN_NEIGHBOUR_ITERS else knn_indices(Mdist, k)
             else:
                 nbrs = None
-            S = s_step(dist, alpha, nbrs)
+            S = s_step(dist, alpha, nbrs, full_sort=full_sort)
             # Steps 2-3: L_S and F (problem (14)) from the new S.
-            L = laplacian(sym(S))
-            F_new = eigh_smallest(L, c)[1]
-            n_comp = connected_components_count(S)
+            S_graph, L = self._graph(S)
+            F_new = self._f_step(L, c, F)[1]
+            n_comp = connected_components_count(S_graph)
+            # Objective (6) with this iteration's lambda.
             objective = (float(np.sum(Mdist * S)) + alpha * float(np.sum(S * S))
                          + gamma * l21_norm(W) + 2.0 * lam * float(np.einsum("ij,ij->", F_new,
                                                                               L @ F_new)))
