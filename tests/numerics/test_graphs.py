@@ -82,3 +82,27 @@ def test_knn_search_memory_stays_below_an_n_by_n_matrix():
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 8 * n * n / 2                       # one float64 n x n matrix: 72 MB
+
+
+def test_sparse_eigh_handles_multiple_components_like_dense_eigh():
+    # Three components (one large enough for Lanczos): eigenvalue 0 of L is triple and 1 of the
+    # deflated affinity double; the sparse solver must return the dense invariant subspaces.
+    from ufsbench.numerics.linalg import eigh_smallest
+    from ufsbench.numerics.spectral import generalized_spectral_embedding, sparse_eigh
+
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.standard_normal((260, 3)), rng.standard_normal((30, 3)) + 100,
+                   rng.standard_normal((20, 3)) - 100])
+    S = sparse_knn_graph(X, 5, weight="heat", sigma=None)
+    assert connected_components_count(S) == 3
+    L = laplacian(S, normalized=True)
+    vals, vecs = sparse_eigh(L, 4, "SA")
+    ref_vals, ref_vecs = eigh_smallest(L.toarray(), 4)
+    np.testing.assert_allclose(vals, ref_vals, atol=1e-9)
+    np.testing.assert_allclose(vecs @ vecs.T, ref_vecs @ ref_vecs.T, atol=1e-7)   # same span
+    Y, lam = generalized_spectral_embedding(S, 3)
+    Yd, lamd = generalized_spectral_embedding(S.toarray(), 3)
+    np.testing.assert_allclose(lam, lamd, atol=1e-9)
+    D = np.asarray(S.sum(axis=1)).ravel()
+    np.testing.assert_allclose((Y * D[:, None]).T @ Y, np.eye(3), atol=1e-8)      # Y^T D Y = I
+    np.testing.assert_allclose(Y.T @ D, 0.0, atol=1e-8)                          # trivial dropped

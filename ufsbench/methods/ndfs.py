@@ -4,14 +4,38 @@ Analysis", AAAI 2012)."""
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
+from scipy import linalg as sla
 
 from ufsbench.methods._checks import check_choice, check_number
 from ufsbench.methods.base import UFSSelector, register
-from ufsbench.numerics import knn_graph, l21_reweight, laplacian, row_norms, sym
+from ufsbench.numerics import graphs, knn_graph, l21_reweight, laplacian, row_norms, sym
 from ufsbench.numerics.irls import SOLVER_METHODS, smoothed_l21_norm, solve_gram_plus_diag
 from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
 from ufsbench.numerics.spectral import (orthogonality_penalty, spectral_soft_indicator,
                                         unit_columns)
+
+
+def split_products(L, X: np.ndarray, S_inv: np.ndarray, alpha: float, F: np.ndarray,
+                   block_cells: int = 1 << 20) -> tuple[np.ndarray, np.ndarray]:
+    """M^+ F and M^- F for M = L + alpha (I - X S_inv X^T) (NDFS Eq. (13)), row block by block.
+
+    L is sparse (n x n), S_inv symmetric (d x d). Equal to ``pos_part(M) @ F`` and
+    ``neg_part(M) @ F`` of the dense M, with O(block x n) memory instead of n x n.
+    """
+    n = X.shape[0]
+    L = sp.csr_matrix(L)
+    XS = X @ S_inv
+    block = max(1, min(n, block_cells // n))
+    plus, minus = np.empty_like(F), np.empty_like(F)
+    for start in range(0, n, block):
+        rows = slice(start, min(start + block, n))
+        Mb = -alpha * (XS[rows] @ X.T)                               # -alpha X S X^T
+        Mb[np.arange(Mb.shape[0]), np.arange(start, start + Mb.shape[0])] += alpha   # + alpha I
+        Mb += L[rows].toarray()
+        plus[rows] = np.maximum(Mb, 0.0) @ F
+        minus[rows] = np.maximum(-Mb, 0.0) @ F
+    return plus, minus
 
 
 @register("ndfs")
@@ -57,6 +81,13 @@ class NDFS(UFSSelector):
       distance). eps = 1e-8 in the reweighting; at most ``max_iter`` = 100 iterations (FSASL's
       fixed count) with a relative-decrease stop ``tol`` = 1e-6 (``tol=0`` runs all 100).
     * ``labels_`` = argmax of each row of F.
+
+    Large n (from ``ufsbench.numerics.graphs.SPARSE_MIN_SAMPLES`` samples, with d <= n): the
+    graph and L are sparse (neighbour search, no n x n distance matrix), the start's
+    eigenvectors come from Lanczos, and the n x n M of Eq. (13) is never stored: M^+ F and
+    M^- F are accumulated over row blocks of M = L + alpha (I - X S X^T),
+    S = (X^T X + beta D)^{-1} (d x d). The sign split is element-wise in M, so this stays
+    O(n^2 d) per iteration (the rule itself needs every entry of M); only the memory is O(b n).
     """
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
@@ -96,20 +127,30 @@ class NDFS(UFSSelector):
         self._check_params()
         n, d = X.shape
         c = self.n_clusters_
-        S = knn_graph(X, k=min(self.k, n - 1), weight="heat", sigma=self.sigma)
+        method = SOLVER_METHODS[self.solver]
+        large = n >= graphs.SPARSE_MIN_SAMPLES and method != "dual" and d <= n
+        graph = graphs.sparse_knn_graph if large else knn_graph
+        S = graph(X, k=min(self.k, n - 1), weight="heat", sigma=self.sigma)
         L = laplacian(S, normalized=True)
         F, self.init_labels_ = spectral_soft_indicator(L, c, self.random_state, self.init_offset)
-        method = SOLVER_METHODS[self.solver]
         weights = np.ones(d)                                         # D_0 = I
         history = []
-        eye = np.eye(n)
+        eye = None if large else np.eye(n)
         for _ in range(self.max_iter):
-            T = solve_gram_plus_diag(X, eye, self.beta * weights, method=method)  # d x n
-            M = sym(L + self.alpha * (eye - X @ T))                  # Eq. (13)
-            F = multiplicative_step(F, self.gamma * F + neg_part(M) @ F,
-                                    pos_part(M) @ F + self.gamma * F @ (F.T @ F))
+            if large:
+                G = X.T @ X
+                G[np.diag_indices(d)] += self.beta * weights
+                S_inv = sym(sla.inv(G, check_finite=False))          # (X^T X + beta D)^{-1}
+                Mp_F, Mn_F = split_products(L, X, S_inv, self.alpha, F)
+                T = None
+            else:
+                T = solve_gram_plus_diag(X, eye, self.beta * weights, method=method)  # d x n
+                M = sym(L + self.alpha * (eye - X @ T))              # Eq. (13)
+                Mp_F, Mn_F = pos_part(M) @ F, neg_part(M) @ F
+            F = multiplicative_step(F, self.gamma * F + Mn_F,
+                                    Mp_F + self.gamma * F @ (F.T @ F))
             F = unit_columns(F)
-            W = T @ F                                                # Eq. (11)
+            W = S_inv @ (X.T @ F) if large else T @ F                # Eq. (11)
             weights = l21_reweight(W, eps=self.eps)
             history.append(self.objective(X, F, W, L))
             if len(history) > 1 and history[-2] - history[-1] <= self.tol * abs(history[-2]):

@@ -27,23 +27,52 @@ def sparse_eigh(A, k: int, which: str, deflate: np.ndarray | None = None):
     """k extreme eigenpairs of a sparse symmetric A by Lanczos (ARPACK), for large n.
 
     ``which``: "LA" (largest, returned descending) or "SA" (smallest, ascending). ``deflate``: a
-    unit vector u whose eigen-direction is removed (A - u u^T A u u^T applied implicitly; used
-    for the trivial eigenvector of a normalised affinity, eigenvalue 1 -> 0). The start vector is
-    fixed, so results are deterministic.
+    unit vector u, eigenvector of A, whose eigenvalue is moved to 0 (A - (u^T A u) u u^T; used
+    for the trivial eigenvector of a normalised affinity).
+
+    Single-vector Lanczos finds one vector per multiple eigenvalue, and a graph with several
+    connected components has multiple eigenvalues by construction (one trivial vector each). So
+    the graph of A is split into its components, each (connected, so generically simple
+    spectrum) gets its k (+1 when deflating) extreme eigenpairs -- dense eigh for small ones,
+    Lanczos from a fixed start vector otherwise -- and a Rayleigh-Ritz step on the union (an
+    invariant subspace of A and of the deflated A) picks the k extreme pairs. Deterministic.
     """
+    from scipy.sparse.csgraph import connected_components
+
+    A = sp.csr_matrix(A, dtype=float)
     n = A.shape[0]
-    A = sp.csr_matrix(A)
-    if deflate is None:
-        op = A
-    else:
-        shift = float(deflate @ (A @ deflate))
-        op = LinearOperator((n, n), dtype=float,
-                            matvec=lambda v: A @ v - shift * deflate * float(deflate @ v))
+    m = k + (deflate is not None)
+    count, labels = connected_components(A, directed=False)
+    columns, values = [], []
+    for comp in range(count):
+        idx = np.flatnonzero(labels == comp)
+        vals, vecs = _extreme_eigh(A[idx][:, idx], min(m, len(idx)), which)
+        columns.append(sp.csr_matrix((vecs.ravel(), (np.repeat(idx, vecs.shape[1]),
+                                                     np.tile(np.arange(vecs.shape[1]),
+                                                             len(idx)))),
+                                     shape=(n, vecs.shape[1])))
+        values.append(vals)
+    Q = sp.hstack(columns).tocsc()                       # orthonormal: disjoint supports
+    vals = np.concatenate(values)
+    B = np.diag(vals)                                    # Q^T A Q
+    if deflate is not None:
+        w = Q.T @ deflate
+        B -= float(deflate @ (A @ deflate)) * np.outer(w, w)
+    theta, Z = np.linalg.eigh(0.5 * (B + B.T))
+    order = np.argsort(-theta if which == "LA" else theta, kind="stable")[:k]
+    return theta[order], np.asarray(Q @ Z[:, order])
+
+
+def _extreme_eigh(A, k: int, which: str):
+    """k extreme eigenpairs of a connected sparse block: dense eigh if small, else Lanczos."""
+    n = A.shape[0]
+    if n <= max(4 * k + 20, 200):
+        vals, vecs = np.linalg.eigh(A.toarray())
+        pick = np.arange(n - k, n) if which == "LA" else np.arange(k)
+        return vals[pick], vecs[:, pick]
     start = np.random.RandomState(0).uniform(0.5, 1.5, n)
-    vals, vecs = eigsh(op, k=k, which=which, v0=start, tol=SPARSE_EIG_TOL,
-                       ncv=min(n, max(2 * k + 1, 4 * k + 20)), maxiter=100 * n)
-    order = np.argsort(-vals if which == "LA" else vals)
-    return vals[order], vecs[:, order]
+    return eigsh(A, k=k, which=which, v0=start, tol=SPARSE_EIG_TOL,
+                 ncv=min(n, max(2 * k + 1, 4 * k + 20)), maxiter=100 * n)
 
 
 def generalized_spectral_embedding(S: np.ndarray, n_components: int,
