@@ -223,7 +223,7 @@ def test_solvers_agree_on_the_fit_when_d_below_n():
 
 
 @pytest.mark.parametrize("params", [{"gamma": -1.0}, {"m": 0}, {"m": 1000}, {"m": 1.5},
-                                    {"w_solver": "magic"}, {"neighbours": "some"},
+                                    {"w_solver": "magic"}, {"neighbours": "some"}, {"solver": "sparse"},
                                     {"lambda_factor": 1.0}, {"preprocess": "zscore"}])
 def test_bad_parameters_raise(params):
     X, _ = _blobs(n_per=10, d=6)
@@ -241,3 +241,65 @@ def test_srbct_sanity():
     W = sel.projection_
     np.testing.assert_allclose(W.T @ W, np.eye(W.shape[1]), atol=1e-8)
     assert np.all(np.isfinite(sel.scores_))
+
+
+# -- the fast path against the dense reference path ------------------------------------------------
+@pytest.mark.parametrize("scale,window", [(0.3, 2), (3.0, 16), (30.0, 1)])
+def test_partial_sort_simplex_projection_equals_full_sort(scale, window):
+    from ufsbench.numerics.simplex import project_simplex_rows_sparse
+    rng = np.random.default_rng(7)
+    V = rng.normal(scale=scale, size=(40, 60))
+    V[np.arange(40), rng.integers(0, 60, 40)] = -np.inf     # excluded entries (SOGFS: s_ii)
+    full = np.zeros_like(V)
+    for i, v in enumerate(V):
+        keep = np.isfinite(v)
+        full[i, keep] = project_simplex_rows(v[keep][None, :])[0]
+    np.testing.assert_allclose(project_simplex_rows_sparse(V, first_window=window), full,
+                               atol=1e-14)
+
+
+def test_sparse_laplacian_eigvecs_equal_dense_subset_eigh():
+    import scipy.sparse as sp
+    from ufsbench.numerics import eigh_smallest
+    from ufsbench.numerics.laplacian_eig import laplacian_smallest_eigvecs
+    X, _ = _blobs(n_per=40, d=6, c=4, seed=5, sep=4.0)
+    L = _graph_laplacian(X)
+    vals_d, F_d = eigh_smallest(L, 4)
+    vals_s, F_s = laplacian_smallest_eigvecs(sp.csr_matrix(L), 4, dense_below=0)
+    np.testing.assert_allclose(vals_s, vals_d, atol=1e-12)
+    np.testing.assert_allclose(F_s @ F_s.T, F_d @ F_d.T, atol=1e-10)    # same subspace
+    warm = laplacian_smallest_eigvecs(sp.csr_matrix(L), 4, warm=F_d, dense_below=0)[1]
+    np.testing.assert_allclose(warm @ warm.T, F_d @ F_d.T, atol=1e-10)
+
+
+@pytest.mark.parametrize("shape,neighbours", [((90, 12), "all"), ((60, 140), "all"),
+                                              ((90, 12), "local")])
+def test_fast_path_gives_the_dense_reference_iterates(shape, neighbours, monkeypatch):
+    """solver="fast" (sparse S / L_S, partial sorts, Lanczos F) = solver="dense" up to round-off."""
+    import ufsbench.numerics.laplacian_eig as lap_eig
+    monkeypatch.setattr(lap_eig, "DENSE_BELOW", 0)            # exercise the sparse F-step
+    ds = make_synthetic(n_samples=shape[0], n_features=shape[1], n_informative=4, n_clusters=3,
+                        random_state=5)
+    fits = {solver: make_selector("sogfs", n_clusters=3, gamma=1.0, max_iter=15,
+                                  neighbours=neighbours, solver=solver).fit(ds.X)
+            for solver in ("fast", "dense")}
+    fast, dense = fits["fast"], fits["dense"]
+    assert fast.n_iter_ == dense.n_iter_
+    assert fast.n_components_history_ == dense.n_components_history_
+    np.testing.assert_allclose(fast.objective_history_, dense.objective_history_, rtol=1e-9)
+    np.testing.assert_allclose(fast.w_objective_history_, dense.w_objective_history_, rtol=1e-9)
+    np.testing.assert_allclose(fast.scores_, dense.scores_, atol=1e-9)
+    np.testing.assert_array_equal(fast.ranking_[:10], dense.ranking_[:10])
+    np.testing.assert_allclose(fast.similarity_, dense.similarity_, atol=1e-10)
+
+
+def test_fast_path_laplacian_has_the_dense_bits():
+    """The first W-step (Q = I) can be a degenerate cut whose choice moves with round-off in L_S
+    (seen on orl): the sparse L_S must hold exactly the dense path's numbers."""
+    X, _ = _blobs(n_per=20, d=5)
+    D = squared_distances(X)
+    S = sogfs_mod.s_step(D, sogfs_mod.alpha_eq27(D, 5))
+    S_fast, L_fast = make_selector("sogfs", solver="fast")._graph(S)
+    S_dense, L_dense = make_selector("sogfs", solver="dense")._graph(S)
+    np.testing.assert_array_equal(L_fast.toarray(), L_dense)
+    np.testing.assert_array_equal(S_fast.toarray(), S_dense)

@@ -122,13 +122,16 @@ def s_step(dist: np.ndarray, alpha: float, neighbours: np.ndarray | None = None,
     keep about k non-zeros, Eq. (27)); ``full_sort`` sorts whole rows (the reference path).
     """
     n = dist.shape[0]
+    if neighbours is None and not full_sort:
+        # Whole rows with s_ii excluded by v_ii = -inf (never among a row's largest entries and
+        # projected to 0): no gather of the n x (n-1) off-diagonal entries, no scatter back.
+        V = dist * (-1.0 / (2.0 * alpha))
+        np.fill_diagonal(V, -np.inf)
+        return project_simplex_rows_sparse(V)
     S = np.zeros((n, n))
     rows = np.arange(n)[:, None]
     cols = _off_diagonal_columns(n) if neighbours is None else neighbours
-    V = -dist[rows, cols] / (2.0 * alpha)
-    project = project_simplex_rows if full_sort or neighbours is not None else \
-        project_simplex_rows_sparse
-    S[rows, cols] = project(V)
+    S[rows, cols] = project_simplex_rows(-dist[rows, cols] / (2.0 * alpha))
     return S
 
 
@@ -182,7 +185,20 @@ class SOGFS(UFSSelector):
       distinct values (always at Q = I; O(d n^2) instead of O(d^3)), dense LAPACK otherwise;
       "dense" always forms the d x d matrix; "lanczos" uses ARPACK (only sensible for m << d).
       After the first reweighting Q has d distinct entries and no exact shortcut exists: the
-      W-step is an O(d^3) dense eigenproblem (see benchmarks/bench_sogfs.py for timings).
+      W-step is an O(d^3) dense eigenproblem (see benchmarks/bench_sogfs.py for timings). Measured
+      on one core, the full divide-and-conquer ``eigh`` (driver "evd") is the fastest LAPACK route
+      for m = d/2: subset MRRR/bisection ("evr"/"evx" with ``subset_by_index``) takes 2-2.7x longer
+      (d = 1024, 2308), because LAPACK's dsyevr falls back to bisection + inverse iteration for a
+      subset; sytrd + dstemr + dormqr by hand is no faster (the reduction to tridiagonal dominates).
+    * ``solver``: "fast" (default) and "dense" compute the same iterates up to round-off (tested).
+      "fast": S and L_S sparse (S has about k non-zeros per row) -- L_S X, the trace terms and the
+      component count on the sparse matrices; simplex projections (18) sort only each row's largest
+      entries (``ufsbench.numerics.simplex``); F of problem (14) by shift-invert Lanczos on the
+      sparse L_S from n = 600 on (``ufsbench.numerics.laplacian_eig``, warm start from the previous
+      F); X^T L_S X formed once per W-step and X W once per round. The sparse L_S carries exactly
+      the dense one's numbers, because the first W-step (Q = I) can be a degenerate cut whose choice
+      moves with round-off (seen on orl). "dense": the reference path, dense n x n S and L_S, whole
+      sorted rows, dense subset ``eigh`` for F.
 
     Learned attributes: ``scores_``, ``projection_`` (W, d x m), ``similarity_`` (S),
     ``n_components_`` (connected components of S), ``component_labels_``, ``objective_history_``

@@ -38,12 +38,14 @@ def _start_vector(n: int, warm: np.ndarray | None) -> np.ndarray:
 
 
 def laplacian_smallest_eigvecs(L, c: int, warm: np.ndarray | None = None,
-                               dense_below: int = DENSE_BELOW) -> tuple[np.ndarray, np.ndarray]:
+                               dense_below: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """c smallest eigenpairs (ascending) of a symmetric PSD Laplacian L (sparse or dense).
 
     ``warm``: the previous iteration's eigenvectors (n x c), used as ARPACK's start vector.
+    ``dense_below``: None = ``DENSE_BELOW`` (read at call time).
     """
     n = L.shape[0]
+    dense_below = DENSE_BELOW if dense_below is None else dense_below
     if n <= dense_below or c >= n - 1:
         dense = L.toarray() if sp.issparse(L) else np.asarray(L)
         return eigh_smallest(dense, c)

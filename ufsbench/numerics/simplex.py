@@ -24,7 +24,8 @@ def _threshold_from_top(top: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     t = top.shape[1]
     U = -np.sort(-top, axis=1)
     css = np.cumsum(U, axis=1) - 1.0
-    cond = U - css / np.arange(1, t + 1) > 0
+    with np.errstate(invalid="ignore"):      # -inf entries: -inf - (-inf) = nan, not > 0
+        cond = U - css / np.arange(1, t + 1) > 0
     rho = t - 1 - np.argmax(cond[:, ::-1], axis=1)
     return css[np.arange(top.shape[0]), rho] / (rho + 1), rho
 
@@ -33,6 +34,8 @@ def project_simplex_rows_sparse(V: np.ndarray, first_window: int = FIRST_WINDOW)
     """Same result as ``project_simplex_rows(V)`` (up to round-off), faster when rows are sparse.
 
     Rows whose support reaches the window are redone with a doubled window, up to the full row.
+    Entries equal to -inf are excluded (projected to 0), e.g. a diagonal that must stay empty;
+    every row needs at least one finite entry.
     """
     V = np.atleast_2d(np.asarray(V, dtype=float))
     n, N = V.shape
