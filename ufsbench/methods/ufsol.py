@@ -79,9 +79,10 @@ def indicator_projection(X: np.ndarray, labels: np.ndarray) -> np.ndarray:
     So X^T V^T V X = (V X)^T (V X) without the n x n V^T V of :func:`indicator_gram`.
     """
     present, inverse, counts = np.unique(labels, return_inverse=True, return_counts=True)
-    sums = np.zeros((len(present), X.shape[1]))
-    np.add.at(sums, inverse, X)
-    return sums / np.sqrt(counts)[:, None]
+    n = X.shape[0]
+    V = sp.csr_matrix((1.0 / np.sqrt(counts)[inverse], (inverse, np.arange(n))),
+                      shape=(len(present), n))                       # sparse V (c x n)
+    return np.asarray(V @ X)
 
 
 def indicator_gram(labels: np.ndarray) -> np.ndarray:
