@@ -2,7 +2,8 @@
 
 ``compare`` fits one method on a data set at one parameter setting once per solver (time and
 tracemalloc peak via ``common.measure_fit``) and reports the agreement of the fast fit with the
-reference one: the same top-``h`` ranking / the same subset, and the largest relative difference
+reference one: the same top-m feature sets for every m of the data set's feature-count grid /
+the same subset, and the largest relative difference
 of the objective histories. ``d_scaling`` fits the fast solver on seeded synthetic data of growing
 d at fixed n and fits the exponent of time in d; "peak / 8d^2" is the measured peak allocation
 over one float64 d x d array (< 1: no d x d matrix was formed).
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from common import (fitted_exponent, is_subset_method, load_bench_data, measure_fit,
+from common import (feature_count_grid, fitted_exponent, is_subset_method, load_bench_data, measure_fit,
                     print_preamble, print_row)
 
 COMPARE_HEADER = ["data", "setting", "solver", "seconds", "peak MB", "iterations",
@@ -24,12 +25,16 @@ def _setting_text(setting: dict) -> str:
     return " ".join(f"{k}={v:g}" for k, v in setting.items()) or "default"
 
 
-def _agreement(method: str, fast, ref, h: int) -> tuple[str, str]:
-    """('yes'/'NO', max relative objective difference) of two fitted selectors."""
+def _agreement(method: str, fast, ref, counts: list[int]) -> tuple[str, str]:
+    """('yes'/'NO', max relative objective difference) of two fitted selectors.
+
+    Ranking methods agree when their top-m feature sets are equal for every m of the data set's
+    feature-count grid (what a sweep evaluates); subset methods when the subsets are equal.
+    """
     if is_subset_method(method):
         same = np.array_equal(fast.support_, ref.support_)
     else:
-        same = np.array_equal(fast.ranking_[:h], ref.ranking_[:h])
+        same = all(set(fast.ranking_[:m]) == set(ref.ranking_[:m]) for m in counts)
     a, b = np.asarray(fast.objective_history_), np.asarray(ref.objective_history_)
     if a.shape != b.shape:
         return ("yes" if same else "NO"), f"{len(a)} vs {len(b)} its"
@@ -50,7 +55,8 @@ def compare(method: str, specs: list[str], settings: list[dict], fast: str, refs
                 ok = done.selector is not None and m.selector is not None
                 ratio = (f"{m.seconds / done.seconds:.1f}" if ok else
                          f"> {budget / done.seconds:.0f}" if done.seconds else "n/a")
-                agree = _agreement(method, done.selector, m.selector, h) if ok else ("n/a", "n/a")
+                agree = (_agreement(method, done.selector, m.selector, feature_count_grid(spec))
+                         if ok else ("n/a", "n/a"))
                 print_row(COMPARE_HEADER, _row(label, setting, ref, m, ratio, agree))
 
 
