@@ -10,7 +10,13 @@ G = gamma Q + X^T L_S X is d x d: a diagonal plus a rank <= n term. Two situatio
 * General Q (every later iteration, all Q_ii distinct): there is no exact shortcut; both "auto"
   and "dense" do the dense eigenproblem. Its time is what a SOGFS iteration costs.
 
+Whole fits, solver="fast" against solver="dense" (the reference path: dense n x n S and L_S,
+whole-row sorts, dense eigh for F), at the config default (k = 5, max_iter = 50, gamma = 1,
+center_unit): fit times, iterations, and how far the two fits are apart (scores, objective (6)
+history, components history, top-100 overlap).
+
 Usage: python benchmarks/bench_sogfs.py [--sizes 800x60,2000x100] [--dense-max-d 4000]
+       [--fits synthetic:300x200] (real data: --fits coil20 orl srbct umist --sizes "")
 (the issue's sizes: --sizes 3312x203,10000x100). Set OMP_NUM_THREADS to pin the BLAS threads.
 """
 
@@ -23,6 +29,8 @@ import time
 
 import numpy as np
 
+from common import jaccard, load_bench_data, markdown_table  # noqa: F401 (sys.path set there)
+from ufsbench.methods.base import make_selector
 from ufsbench.methods.sogfs import alpha_eq27, s_step
 from ufsbench.numerics import l21_reweight, laplacian, squared_distances, sym
 from ufsbench.numerics.diag_lowrank import (dense_smallest_eigvecs,
@@ -46,9 +54,38 @@ def timed(fn):
     return time.perf_counter() - t, out
 
 
+FIT_HEADER = ["data", "n x d", "c", "iters fast/dense", "fast s", "dense s", "speed-up",
+              "max abs dscore", "max rel dobj(6)", "same comps", "top-100 overlap"]
+
+
+def compare_fits(spec: str, max_iter: int, gamma: float) -> list:
+    """One table row: the fast and the dense reference fit of SOGFS on one data set."""
+    label, X, _, c = load_bench_data(spec)
+    fits, seconds = {}, {}
+    for solver in ("fast", "dense"):
+        t, fits[solver] = timed(lambda: make_selector(
+            "sogfs", n_clusters=c, gamma=gamma, max_iter=max_iter, solver=solver,
+            random_state=0).fit(X))
+        seconds[solver] = t
+    fast, dense = fits["fast"], fits["dense"]
+    same_len = fast.n_iter_ == dense.n_iter_
+    dobj = (np.max(np.abs(np.subtract(fast.objective_history_, dense.objective_history_))
+                   / np.abs(dense.objective_history_)) if same_len else float("nan"))
+    top = min(100, X.shape[1])
+    return [label.split()[0], f"{X.shape[0]} x {X.shape[1]}", c, f"{fast.n_iter_}/{dense.n_iter_}",
+            f"{seconds['fast']:.1f}", f"{seconds['dense']:.1f}",
+            f"{seconds['dense'] / seconds['fast']:.2f}x",
+            f"{np.abs(fast.scores_ - dense.scores_).max():.1e}", f"{dobj:.1e}",
+            fast.n_components_history_ == dense.n_components_history_,
+            f"{jaccard(fast.ranking_[:top], dense.ranking_[:top]):.2f}"]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default="800x60,2000x100", help="comma list of DxN")
+    ap.add_argument("--sizes", default="800x60,2000x100", help="comma list of DxN ('' = none)")
+    ap.add_argument("--fits", nargs="*", default=["synthetic:300x200"],
+                    help="data specs for whole fits fast vs dense (benchmarks/common.py specs)")
+    ap.add_argument("--max-iter", type=int, default=50)
     ap.add_argument("--m-fraction", type=float, default=0.5, help="m = round(f * d)")
     ap.add_argument("--gamma", type=float, default=1.0)
     ap.add_argument("--dense-max-d", type=int, default=4000,
@@ -60,7 +97,7 @@ def main():
     header = (f"{'d':>6} {'n':>5} {'m':>6} {'case':<10} {'fast[s]':>9} {'dense[s]':>9} "
               f"{'max|dlambda|':>13} {'d(13)':>10} {'resid_fast':>11} note")
     print(header)
-    for item in args.sizes.split(","):
+    for item in filter(None, args.sizes.split(",")):
         d, n = (int(v) for v in item.lower().split("x"))
         m = max(1, int(round(args.m_fraction * d)))
         X, L = problem(d, n)
@@ -92,6 +129,16 @@ def main():
             print(f"{d:6d} {n:5d} {m:6d} {'Q=I':<10} {t_fast:9.3f} {'skipped':>9} {'-':>13} "
                   f"{'-':>10} {resid:11.2e} path={path}; dense ~ (d/3312)^3 x the 3312 time",
                   flush=True)
+
+
+    if args.fits:
+        print(f"\n## Whole fits, solver fast vs dense (gamma={args.gamma}, max_iter={args.max_iter})")
+        rows = []
+        for spec in args.fits:
+            rows.append(compare_fits(spec, args.max_iter, args.gamma))
+            print(markdown_table(FIT_HEADER, rows[-1:]).splitlines()[-1], flush=True)
+        print()
+        print(markdown_table(FIT_HEADER, rows))
 
 
 if __name__ == "__main__":

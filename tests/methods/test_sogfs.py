@@ -293,12 +293,18 @@ def test_fast_path_gives_the_dense_reference_iterates(shape, neighbours, monkeyp
     np.testing.assert_allclose(fast.similarity_, dense.similarity_, atol=1e-10)
 
 
-def test_fast_path_laplacian_has_the_dense_bits():
+def test_fast_path_s_and_laplacian_have_the_dense_bits():
     """The first W-step (Q = I) can be a degenerate cut whose choice moves with round-off in L_S
-    (seen on orl): the sparse L_S must hold exactly the dense path's numbers."""
+    (seen on orl): S and the sparse L_S must hold exactly the dense path's numbers."""
     X, _ = _blobs(n_per=20, d=5)
     D = squared_distances(X)
     S = sogfs_mod.s_step(D, sogfs_mod.alpha_eq27(D, 5))
+    for lam in (0.01, 1.0, 30.0):                 # every S-step: the same bits as the reference
+        np.testing.assert_array_equal(
+            S, sogfs_mod.s_step(D, sogfs_mod.alpha_eq27(D, 5), full_sort=True))
+        D2 = D + lam * squared_distances(np.random.default_rng(0).normal(size=(60, 3)))
+        np.testing.assert_array_equal(sogfs_mod.s_step(D2, 0.7),
+                                      sogfs_mod.s_step(D2, 0.7, full_sort=True))
     S_fast, L_fast = make_selector("sogfs", solver="fast")._graph(S)
     S_dense, L_dense = make_selector("sogfs", solver="dense")._graph(S)
     np.testing.assert_array_equal(L_fast.toarray(), L_dense)

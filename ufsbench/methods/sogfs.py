@@ -125,7 +125,8 @@ def s_step(dist: np.ndarray, alpha: float, neighbours: np.ndarray | None = None,
     if neighbours is None and not full_sort:
         # Whole rows with s_ii excluded by v_ii = -inf (never among a row's largest entries and
         # projected to 0): no gather of the n x (n-1) off-diagonal entries, no scatter back.
-        V = dist * (-1.0 / (2.0 * alpha))
+        # Same operations as the reference, so S has the same bits (see ``_graph``).
+        V = -dist / (2.0 * alpha)
         np.fill_diagonal(V, -np.inf)
         return project_simplex_rows_sparse(V)
     S = np.zeros((n, n))
