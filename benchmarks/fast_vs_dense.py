@@ -25,8 +25,12 @@ def _setting_text(setting: dict) -> str:
     return " ".join(f"{k}={v:g}" for k, v in setting.items()) or "default"
 
 
-def _agreement(method: str, fast, ref, counts: list[int]) -> tuple[str, str]:
+def _agreement(method: str, fast, ref, counts: list[int], scale: float) -> tuple[str, str]:
     """('yes'/'NO', max relative objective difference) of two fitted selectors.
+
+    The relative difference is taken against max(|objective|, 1e-12 * scale), scale = ||X||_F^2,
+    so that objectives at round-off level (an exactly fitted degenerate model) do not show as
+    large relative differences.
 
     Ranking methods agree when their top-m feature sets are equal for every m of the data set's
     feature-count grid (what a sweep evaluates); subset methods when the subsets are equal.
@@ -38,7 +42,8 @@ def _agreement(method: str, fast, ref, counts: list[int]) -> tuple[str, str]:
     a, b = np.asarray(fast.objective_history_), np.asarray(ref.objective_history_)
     if a.shape != b.shape:
         return ("yes" if same else "NO"), f"{len(a)} vs {len(b)} its"
-    return ("yes" if same else "NO"), f"{np.max(np.abs(a - b) / np.maximum(np.abs(b), 1e-300)):.1e}"
+    floor = max(1e-12 * scale, 1e-300)
+    return ("yes" if same else "NO"), f"{np.max(np.abs(a - b) / np.maximum(np.abs(b), floor)):.1e}"
 
 
 def compare(method: str, specs: list[str], settings: list[dict], fast: str, refs: list[str],
@@ -55,8 +60,8 @@ def compare(method: str, specs: list[str], settings: list[dict], fast: str, refs
                 ok = done.selector is not None and m.selector is not None
                 ratio = (f"{m.seconds / done.seconds:.1f}" if ok else
                          f"> {budget / done.seconds:.0f}" if done.seconds else "n/a")
-                agree = (_agreement(method, done.selector, m.selector, feature_count_grid(spec))
-                         if ok else ("n/a", "n/a"))
+                agree = (_agreement(method, done.selector, m.selector, feature_count_grid(spec),
+                                    float(np.sum(X * X))) if ok else ("n/a", "n/a"))
                 print_row(COMPARE_HEADER, _row(label, setting, ref, m, ratio, agree))
 
 
