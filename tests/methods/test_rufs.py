@@ -96,3 +96,19 @@ def test_bad_parameters(data):
         make_selector("rufs", n_clusters=3, alpha=0.0).fit(data.X)
     with pytest.raises(UFSBenchError, match="graph"):
         make_selector("rufs", n_clusters=3, graph="heat").fit(data.X)
+
+
+def test_large_n_fit_forms_no_n_by_n_array():
+    import tracemalloc
+
+    from ufsbench.datasets.synthetic import make_synthetic
+
+    n = 3000
+    X = make_synthetic(n_samples=n, n_features=20, n_informative=4, n_clusters=3,
+                       random_state=0).X
+    sel = make_selector("rufs", n_clusters=3, random_state=0, max_iter=2)
+    tracemalloc.start()
+    sel.fit(X)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 8 * n * n / 2                     # one float64 n x n array: 72 MB

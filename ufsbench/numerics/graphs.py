@@ -154,18 +154,28 @@ def _sparse_laplacian(S: sp.csr_matrix, normalized: bool) -> sp.csr_matrix:
     return sp.csr_matrix(sp.identity(n, format="csr") - scale @ S @ scale)
 
 
-def sq_distances_at(X: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """||x_r - x_c||^2 for index arrays of one shape, by direct differences.
+def sq_distances_at(X: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+                    block_cells: int = KNN_BLOCK_CELLS) -> np.ndarray:
+    """||x_r - x_c||^2 for broadcastable index arrays, by direct differences.
 
     Summed feature by feature in order, the order of ``cdist``'s loop, so the values are
-    bitwise those of ``cdist(..., "sqeuclidean")`` and exact ties break the same way.
+    bitwise those of ``cdist(..., "sqeuclidean")`` and exact ties break the same way. Computed
+    in chunks of the leading axis holding about ``block_cells`` differences.
     """
-    # Features on the first axis: numpy reduces a non-contiguous axis slice by slice, in order
-    # (pairwise summation applies only along the contiguous axis).
-    diff = np.moveaxis(X[rows] - X[cols], -1, 0)
-    diff = np.ascontiguousarray(diff)
-    diff *= diff
-    return diff.sum(axis=0)
+    rows, cols = np.broadcast_arrays(rows, cols)
+    out = np.empty(rows.shape)
+    if rows.size == 0:
+        return out
+    per_item = max(rows[0].size, 1) * X.shape[1]
+    step = max(1, block_cells // per_item)
+    for start in range(0, rows.shape[0], step):
+        part = slice(start, start + step)
+        # Features on the first axis: numpy reduces a non-contiguous axis slice by slice, in
+        # order (pairwise summation applies only along the contiguous axis).
+        diff = np.ascontiguousarray(np.moveaxis(X[rows[part]] - X[cols[part]], -1, 0))
+        diff *= diff
+        out[part] = diff.sum(axis=0)
+    return out
 
 
 def _knn_rows_exact(X: np.ndarray, rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
