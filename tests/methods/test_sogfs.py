@@ -309,3 +309,58 @@ def test_fast_path_s_and_laplacian_have_the_dense_bits():
     S_dense, L_dense = make_selector("sogfs", solver="dense")._graph(S)
     np.testing.assert_array_equal(L_fast.toarray(), L_dense)
     np.testing.assert_array_equal(S_fast.toarray(), S_dense)
+
+
+# -- round-off and the degenerate first W-step (tie tolerance of numerics.diag_lowrank) ----------
+def _jaccard_top(a, b, t):
+    sa, sb = set(a.ranking_[:t]), set(b.ranking_[:t])
+    return len(sa & sb) / len(sa | sb)
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_fit_unchanged_by_round_off_in_the_data_when_d_exceeds_n(seed):
+    """d = 120 > n = 40 with an initial S of 4 components: gamma is an eigenvalue of the first
+    W-step's G of multiplicity > m, 3 of whose directions come from the reduced problem a few ulps
+    off gamma. A 1e-15 change of X must not move the cut (before the tie tolerance: top-20
+    Jaccard 0.6-0.9, scores moved by up to 0.85)."""
+    X, _ = _blobs(n_per=10, d=120, c=4, seed=seed, sep=1.0)
+    rng = np.random.default_rng(seed)
+    a = make_selector("sogfs", n_clusters=4).fit(X)
+    assert a.w_solver_paths_[0] == "tied"
+    for _ in range(2):
+        b = make_selector("sogfs", n_clusters=4).fit(X * (1 + 1e-15 * rng.standard_normal(X.shape)))
+        assert _jaccard_top(a, b, 20) == 1.0 and _jaccard_top(a, b, 60) == 1.0
+        np.testing.assert_allclose(b.scores_, a.scores_, atol=1e-9)
+
+
+def test_first_w_step_unchanged_by_round_off_in_the_graph():
+    """The first W-step (Q = I) alone, L_S perturbed by 1e-16-1e-15 within its components."""
+    X, _ = _blobs(n_per=10, d=120, c=4, seed=0, sep=1.0)
+    Xc = sogfs_mod.center_unit_norm(X)
+    D = squared_distances(Xc)
+    S = sogfs_mod.s_step(D, sogfs_mod.alpha_eq27(D, 5))
+    rng = np.random.default_rng(1)
+    W0 = sogfs_mod.w_step(Xc, laplacian(sym(S)), np.ones(120), 1.0, 60)[0]
+    for _ in range(3):
+        S1 = S * (1 + 1e-15 * rng.standard_normal(S.shape))
+        W1 = sogfs_mod.w_step(Xc, laplacian(sym(S1)), np.ones(120), 1.0, 60)[0]
+        np.testing.assert_allclose(W1 @ W1.T, W0 @ W0.T, atol=1e-10)
+
+
+@pytest.mark.slow
+def test_orl_top100_unchanged_by_round_off_in_the_data(monkeypatch):
+    """orl (400 x 1024): the first W-step cut lies inside an eigenvalue of multiplicity 634. Data
+    perturbed by 1e-14 (relative) gives the same top-100 features (before the tie tolerance:
+    Jaccard 0.89, scores moved by up to 0.96). About 15 s."""
+    import os
+    from ufsbench.datasets import load_dataset
+    monkeypatch.setenv("UFSBENCH_DATA", os.environ.get("UFSBENCH_DATA", "/work/shared/datasets"))
+    ds = load_dataset("orl")
+    X = np.asarray(ds.X, float)
+    c = len(np.unique(ds.y))
+    a = make_selector("sogfs", n_clusters=c, gamma=1.0).fit(X)
+    rng = np.random.default_rng(0)
+    b = make_selector("sogfs", n_clusters=c, gamma=1.0).fit(
+        X * (1 + 1e-14 * rng.standard_normal(X.shape)))
+    assert _jaccard_top(a, b, 100) == 1.0
+    np.testing.assert_allclose(b.scores_, a.scores_, atol=1e-8)
