@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.linalg import LinearOperator, eigsh
+from scipy.sparse.linalg import eigsh
 
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
 from ufsbench.numerics.linalg import eigh_largest, eigh_smallest
