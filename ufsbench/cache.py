@@ -9,8 +9,16 @@ The key is ``(function identity, function code, data checksum, parameters)``:
 
 * the *data checksum* is the sha256 of X's bytes, shape and dtype (:func:`array_checksum`), so
   the array itself is never pickled for hashing and two equal arrays share one entry;
-* the *function code* (its bytecode and constants) is part of the key, so editing the function
-  invalidates its old entries instead of serving stale results.
+* the *function code* is part of the key, so editing the function invalidates its old entries
+  instead of serving stale results. The rule (:func:`_closure_fingerprint`): the key covers the
+  bytecode, constants and names of the cached function, of its nested code (comprehensions,
+  lambdas), and of every ``ufsbench`` function it reaches through module-level names -- directly
+  (``nearest_neighbors(...)``) or as a module attribute (``graphs.sparse_knn_graph(...)``) --
+  transitively; plus the numpy / scipy / scikit-learn / joblib versions. Editing a helper that a
+  cached graph builder calls therefore invalidates its entries too. NOT covered: code reached
+  any other way (methods of objects, callables passed in ``params``, ``getattr`` by string):
+  a cached function must reach its ufsbench helpers by plain module-level names, or list them
+  in a module-level ``__cache_callees__`` tuple of functions (fingerprinted the same way).
 
 Where: ``$UFSBENCH_CACHE`` if set, else ``<XDG cache or ~/.cache>/ufsbench/compute``.
 ``UFSBENCH_CACHE=off`` (or ``0``/``none``) disables caching: every call computes directly.
@@ -30,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import types
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
@@ -80,6 +89,75 @@ def _code_fingerprint(func: Callable) -> str:
     return f"{name}@{body}"
 
 
+def _code_digest(code: types.CodeType, digest) -> None:
+    """Feed a code object into ``digest``: bytecode, names, constants, nested code (recursively;
+    ``repr`` of a nested code object holds its memory address, so it would never hit again)."""
+    digest.update(code.co_code)
+    digest.update(repr(code.co_names).encode())
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _code_digest(const, digest)
+        else:
+            digest.update(repr(const).encode())
+
+
+def _all_names(code: types.CodeType) -> set[str]:
+    """Global / attribute names used by a code object and its nested code objects."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _all_names(const)
+    return names
+
+
+def _is_project_function(obj) -> bool:
+    return isinstance(obj, types.FunctionType) and \
+        (getattr(obj, "__module__", "") or "").split(".")[0] == "ufsbench"
+
+
+def _callees(func: types.FunctionType) -> list[types.FunctionType]:
+    """ufsbench functions that ``func`` reaches through module-level names (see module doc)."""
+    names = _all_names(func.__code__)
+    found = []
+    scope = func.__globals__
+    for name in names:
+        obj = scope.get(name)
+        if _is_project_function(obj):
+            found.append(obj)
+        elif isinstance(obj, types.ModuleType) and obj.__name__.split(".")[0] == "ufsbench":
+            found.extend(attr for attr in (getattr(obj, n, None) for n in names)
+                         if _is_project_function(attr))
+    found.extend(f for f in scope.get("__cache_callees__", ()) if _is_project_function(f))
+    return found
+
+
+def _library_versions() -> str:
+    """Versions of the numerical libraries a cached result may depend on."""
+    import sklearn
+    return "|".join(f"{m.__name__}={m.__version__}"
+                    for m in (np, scipy, sklearn, __import__("joblib")))
+
+
+def _closure_fingerprint(func: Callable) -> str:
+    """Key of ``func``'s code: its own code and that of every ufsbench function it reaches by
+    module-level names, transitively, plus the library versions (the rule in the module doc)."""
+    if not isinstance(func, types.FunctionType):
+        return f"{_code_fingerprint(func)}|{_library_versions()}"
+    seen: dict[str, types.FunctionType] = {}
+    todo = [func]
+    while todo:
+        f = todo.pop()
+        name = f"{f.__module__}.{f.__qualname__}"
+        if name not in seen:
+            seen[name] = f
+            todo.extend(_callees(f))
+    digest = hashlib.sha256(_library_versions().encode())
+    for name in sorted(seen):
+        digest.update(name.encode())
+        _code_digest(seen[name].__code__, digest)
+    return f"{func.__module__}.{func.__qualname__}@{digest.hexdigest()[:16]}"
+
+
 def _compute(func: Callable, X: np.ndarray, fingerprint: str, checksum: str, params: dict) -> Any:
     """The function joblib caches: ``func`` and ``X`` are ignored for the key (see module doc)."""
     return func(X, **params)
@@ -99,7 +177,8 @@ def cached_call(func: Callable, X: np.ndarray, *, min_cells: int = DEFAULT_MIN_C
     if location is None or X.size < min_cells:
         return func(X, **params)
     cached = _memory(str(location)).cache(_compute, ignore=["func", "X"])
-    return cached(func, X, _code_fingerprint(func), array_checksum(X), dict(sorted(params.items())))
+    return cached(func, X, _closure_fingerprint(func), array_checksum(X),
+                  dict(sorted(params.items())))
 
 
 def _thin_svd(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

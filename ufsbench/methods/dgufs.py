@@ -7,6 +7,7 @@ from scipy import linalg as sla
 from scipy.sparse.linalg import eigsh
 from sklearn.utils import check_random_state
 
+from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods._checks import check_choice, check_int, check_number
 from ufsbench.methods.base import UFSSelector, register
@@ -274,7 +275,7 @@ class DGUFS(UFSSelector):
         n, d = X.shape
         m, beta = self.n_features_to_select_, float(self.beta)
         k = min(self.k, n - 1)
-        S = knn_graph(X, k=k, weight="binary")                          # Eq. (3)
+        S = cached_call(knn_graph, X, k=k, weight="binary")             # Eq. (3)
         Xt = X.T                                                        # paper layout, d x n
         rows = _ActiveRows(Xt, dense=not self.row_sparse)   # Y, Z, Lambda1 on their live rows
         L, M, Lam2 = np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ufsbench.cache import cached_call
 from ufsbench.methods._checks import check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import knn_graph, l21_norm, laplacian, orthonormal_polar, row_norms
@@ -86,7 +87,8 @@ class EUFS(UFSSelector):
         check_number(owner, "rho", self.rho, low=1.0, hint="the penalty may only grow, e.g. 1.1")
 
     def graph_laplacian(self, X: np.ndarray) -> np.ndarray:
-        S = knn_graph(X, k=min(self.k, X.shape[0] - 1), weight="heat", sigma=self.sigma)
+        S = cached_call(knn_graph, X, k=min(self.k, X.shape[0] - 1), weight="heat",
+                        sigma=self.sigma)
         return laplacian(S, normalized=self.normalized_laplacian)
 
     def objective(self, X, U, V, L) -> float:

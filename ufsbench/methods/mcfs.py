@@ -8,6 +8,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import lars_path_gram
 
+from ufsbench.cache import cached_call
 from ufsbench.methods._checks import check_int, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import knn_graph, ranking_from_scores
@@ -146,7 +147,7 @@ class MCFS(UFSSelector):
         K = self._check_params(n)
         # Large n: sparse graph and Lanczos eigenvectors (no n x n array, no O(n^3) eigh).
         graph = graphs.sparse_knn_graph if n >= graphs.SPARSE_MIN_SAMPLES else knn_graph
-        S = graph(X, k=min(self.k, n - 1), weight=self.weight, sigma=self.sigma)
+        S = cached_call(graph, X, k=min(self.k, n - 1), weight=self.weight, sigma=self.sigma)
         self.embedding_, self.eigenvalues_ = generalized_spectral_embedding(S, int(K))
         self.coef_, self.cardinality_ = sparse_spectral_coefficients(
             X, self.embedding_, self.n_features_to_select_, self.ridge)

@@ -7,6 +7,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import linalg as sla
 
+from ufsbench.cache import cached_call
 from ufsbench.methods._checks import check_choice, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import graphs, knn_graph, l21_reweight, laplacian, row_norms, sym
@@ -130,7 +131,7 @@ class NDFS(UFSSelector):
         method = SOLVER_METHODS[self.solver]
         large = n >= graphs.SPARSE_MIN_SAMPLES and method != "dual" and d <= n
         graph = graphs.sparse_knn_graph if large else knn_graph
-        S = graph(X, k=min(self.k, n - 1), weight="heat", sigma=self.sigma)
+        S = cached_call(graph, X, k=min(self.k, n - 1), weight="heat", sigma=self.sigma)
         L = laplacian(S, normalized=True)
         F, self.init_labels_ = spectral_soft_indicator(L, c, self.random_state, self.init_offset)
         weights = np.ones(d)                                         # D_0 = I

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ufsbench.cache import cached_call
 from ufsbench.methods._checks import check_choice, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import knn_graph, l21_reweight, laplacian, row_norms
@@ -94,7 +95,7 @@ class RSFS(UFSSelector):
         self._check_params()
         n, d = X.shape
         c = self.n_clusters_
-        S = knn_graph(X, k=min(self.k, n - 1), weight="heat", sigma=self.sigma)
+        S = cached_call(knn_graph, X, k=min(self.k, n - 1), weight="heat", sigma=self.sigma)
         L = row_normalised_laplacian(S)
         Lp, Lm = pos_part(L), neg_part(L)
         Y, self.init_labels_ = spectral_soft_indicator(L, c, self.random_state, self.init_offset)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ufsbench.cache import cached_call
 from ufsbench.methods._checks import check_choice, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import l21_reweight, laplacian, row_norms
@@ -146,8 +147,9 @@ class RUFS(UFSSelector):
         (CSR): both have O(n k^2) entries, so large n needs no n x n array."""
         k = min(self.k, X.shape[0] - 1)
         if self.graph == "local_learning":
-            return local_learning_matrix(X, k=k, lambda_r=self.lambda_r, sigma=self.sigma)
-        S = sparse_knn_graph(X, k=k, weight="heat", sigma=self.sigma)
+            return cached_call(local_learning_matrix, X, k=k, lambda_r=self.lambda_r,
+                               sigma=self.sigma)
+        S = cached_call(sparse_knn_graph, X, k=k, weight="heat", sigma=self.sigma)
         return laplacian(S, normalized=True)
 
     def objective(self, X, G, F, W, L) -> float:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg as sla
 
+from ufsbench.cache import cached_call
 from ufsbench.methods._checks import check_choice, check_int, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import (eigh_largest, eigh_smallest, l20_project, laplacian,
@@ -67,6 +68,12 @@ class _GramTraceOperator:
 
 def _as_operator(M):
     return _DenseTraceOperator(M) if isinstance(M, np.ndarray) else M
+
+
+def initial_graph(Xp: np.ndarray, k: int) -> np.ndarray:
+    """The adaptive-neighbour graph of the preprocessed data: depends on (Xp, k) only, so a grid
+    sweep reads it from the disk cache (ufsbench.cache)."""
+    return adaptive_neighbor_graph(squared_distances(Xp), k)
 
 
 def _preprocess(X: np.ndarray, how: str) -> np.ndarray:
@@ -276,7 +283,7 @@ class SF2SOG(UFSSelector):
         cand = varying if varying.size >= h else np.arange(d)
         Xc = Xp[:, cand]
         factored = self.solver == "factored" or (self.solver == "auto" and Xc.shape[1] > n)
-        S = adaptive_neighbor_graph(squared_distances(Xp), min(self.k, n - 1))
+        S = cached_call(initial_graph, Xp, k=min(self.k, n - 1))
         G = S.copy()
         W = rows = None
         history, supports, stable = [], [], 0

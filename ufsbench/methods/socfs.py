@@ -6,6 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
+from ufsbench.cache import cached_call
 from ufsbench.methods._checks import check_int, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import l21_reweight, orthonormal_polar, row_norms
@@ -174,5 +175,5 @@ class SOCFSTriplet(SOCFS):
         if self.alpha == 0:
             return None
         k = min(self.k, X.shape[0] - 1)
-        C = sparse_triplet_weights(X, k=k, normalize=True)      # n k entries, no n x n array
+        C = cached_call(sparse_triplet_weights, X, k=k, normalize=True)  # n k entries
         return float(self.alpha) * ordinal_laplacian(C)

@@ -6,6 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods._checks import check_choice, check_int, check_number
 from ufsbench.methods.base import UFSSelector, register
@@ -110,6 +111,15 @@ def _off_diagonal_columns(n: int) -> np.ndarray:
     """(n, n-1) column indices j != i of every row i, ascending."""
     j = np.arange(n - 1)[None, :]
     return j + (j >= np.arange(n)[:, None])
+
+
+def initial_graph(X: np.ndarray, k: int, neighbours: str, full_sort: bool):
+    """Initial S of problem (1) by the closed form (25) with alpha of Eq. (27), and the kNN sets
+    (``neighbours="local"``): data-only, so a gamma sweep reads them from the disk cache."""
+    D0 = squared_distances(X)
+    alpha = alpha_eq27(D0, k)
+    local0 = knn_indices(D0, k) if neighbours == "local" else None
+    return alpha, local0, s_step(D0, alpha, local0, full_sort=full_sort)
 
 
 def s_step(dist: np.ndarray, alpha: float, neighbours: np.ndarray | None = None,
@@ -279,10 +289,8 @@ class SOGFS(UFSSelector):
         full_sort = self.solver == "dense"
 
         # Initial S: problem (1) by the closed form (25) with alpha of Eq. (27).
-        D0 = squared_distances(X)
-        alpha = alpha_eq27(D0, k)
-        local0 = knn_indices(D0, k) if self.neighbours == "local" else None
-        S = s_step(D0, alpha, local0, full_sort=full_sort)
+        alpha, local0, S = cached_call(initial_graph, X, k=k, neighbours=self.neighbours,
+                                       full_sort=full_sort)
         lam = alpha if self.lambda_init is None else float(self.lambda_init)
         L = self._graph(S)[1]
         F = self._f_step(L, c, None)[1]

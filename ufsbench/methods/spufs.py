@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg as sla
 
+from ufsbench.cache import cached_call
 from ufsbench.methods._checks import check_choice, check_int, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import knn_graph, l21_reweight, laplacian
@@ -167,7 +168,7 @@ class SPUFS(UFSSelector):
         self._check_params()
         n, d = X.shape
         k = min(self.k, n - 1)
-        S = knn_graph(X, k=k, weight="heat", sigma=self.sigma)
+        S = cached_call(knn_graph, X, k=k, weight="heat", sigma=self.sigma)
         L = laplacian(S)
         metric = np.eye(n) + self.beta * L                      # X^T (I + beta L) X
         solver = self._resolve_solver(n, d)

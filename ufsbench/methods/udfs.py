@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods._checks import check_choice, check_number
 from ufsbench.methods.base import UFSSelector, register
@@ -13,6 +14,13 @@ from ufsbench.numerics.graphs import nearest_neighbors
 from ufsbench.numerics.irls import smoothed_l21_norm
 from ufsbench.numerics.local_discriminant import linear_local_discriminant_laplacian
 from ufsbench.numerics.lowrank_eig import smallest_eigh_shift_invert
+
+def local_discriminant_matrix(X: np.ndarray, k: int, lam: float):
+    """L_loc of Eqs. (4)-(9) from the kNN sets of X: depends on (X, k, lam) only, so a grid sweep
+    reads it from the disk cache (ufsbench.cache) instead of rebuilding it for every gamma."""
+    neighbours, _ = nearest_neighbors(X, k)
+    return linear_local_discriminant_laplacian(X, neighbours, lam)
+
 
 #: Relative threshold below which an eigenvalue of X^T L X counts as zero.
 NULL_TOL = 1e-9
@@ -111,8 +119,7 @@ class UDFS(UFSSelector):
         # L_loc = sum_i S_i H (X~_i X~_i^T + lam I)^{-1} H S_i^T (Eqs. (4)-(9)): local sets are
         # x_i and its k nearest neighbours; only (k+1) x (k+1) blocks of X X^T are inverted,
         # and L_loc is sparse (at most n (k+1)^2 entries; no n x n matrix on large n).
-        neighbours, _ = nearest_neighbors(X, min(self.k, n - 1))
-        L = linear_local_discriminant_laplacian(X, neighbours, self.lam)
+        L = cached_call(local_discriminant_matrix, X, k=min(self.k, n - 1), lam=float(self.lam))
         self.local_laplacian_ = L
         solver = self.solver if self.solver != "auto" else ("lowrank" if d > n else "dense")
         if solver == "dense":

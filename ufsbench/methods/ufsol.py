@@ -7,6 +7,7 @@ import scipy.sparse as sp
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
+from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import (eigh_smallest, knn_graph, l21_reweight, row_norms,
@@ -325,11 +326,12 @@ class UFSOL(UFSSelector):
         if gram:
             base = X.T @ X                                              # X^T I X
             if self.alpha_ > 0:
-                base += self.alpha_ * graph_gram(X, self.graph, k=k, sigma=self.sigma,
-                                                 normalize_c=bool(self.normalize_c))
+                base += self.alpha_ * cached_call(graph_gram, X, graph=self.graph, k=k,
+                                                  sigma=self.sigma,
+                                                  normalize_c=bool(self.normalize_c))
         else:
-            L = (ufsol_laplacian(X, self.graph, k=k, sigma=self.sigma,
-                                 normalize_c=bool(self.normalize_c))
+            L = (cached_call(ufsol_laplacian, X, graph=self.graph, k=k, sigma=self.sigma,
+                             normalize_c=bool(self.normalize_c))
                  if self.alpha_ > 0 else np.zeros((n, n)))
             base = self.alpha_ * L + np.eye(n)                         # alpha L + I
         # Step 2: W0 = d2 distinct columns of the identity.
