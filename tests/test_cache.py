@@ -134,3 +134,131 @@ def test_laplacian_score_reads_its_graph_from_the_cache(tmp_path, monkeypatch):
     np.testing.assert_array_equal(second, direct)
     np.testing.assert_allclose(cache.cached_call(knn_graph, X, k=5, weight="heat", sigma=None),
                                knn_graph(X, k=5, weight="heat", sigma=None))
+
+
+# -- every graph-based selector reads its data-only graph from the cache ------------------------
+
+import sys  # noqa: E402
+
+from ufsbench.numerics import graphs  # noqa: E402
+
+#: One small setting per method family (kNN heat/binary graphs, local discriminant / local
+#: learning Laplacians, triplet / similarity Laplacians, adaptive-neighbour initial graphs).
+GRAPH_METHODS = {
+    "ndfs": dict(max_iter=3), "mcfs": {}, "dgufs": dict(max_iter=3), "eufs": dict(max_iter=3),
+    "rsfs": dict(max_iter=3), "spufs": dict(max_iter=3), "rufs": dict(max_iter=3),
+    "rufs-knn": dict(max_iter=3, graph="knn"), "udfs": dict(max_iter=3),
+    "socfs_triplet": dict(max_iter=2, inner_iter=2), "ufsol": dict(max_iter=3),
+    "ufsol-similarity": dict(max_iter=3, graph="similarity"), "ldssl": dict(max_iter=3),
+    "sogfs": dict(max_iter=2, inner_iter=2), "sf2sog": dict(max_iter=2),
+}
+
+
+def _fit_output(case: str, X):
+    method = case.split("-")[0]
+    selector = make_selector(method, n_features_to_select=5, n_clusters=3, random_state=0,
+                             **GRAPH_METHODS[case]).fit(X)
+    scores = getattr(selector, "scores_", None)
+    return np.asarray(scores if scores is not None else selector.support_)
+
+
+@pytest.fixture
+def graph_data():
+    return np.abs(np.random.default_rng(2).normal(size=(40, 25)))
+
+
+@pytest.fixture
+def cache_everything(monkeypatch):
+    """Lower the size threshold to 0 so that toy data go through the disk cache."""
+    monkeypatch.setitem(cache.cached_call.__kwdefaults__, "min_cells", 0)
+
+
+def _entries(root):
+    return sorted(str(p) for p in root.rglob("output.pkl"))
+
+
+@pytest.mark.parametrize("case", sorted(GRAPH_METHODS))
+def test_graph_methods_give_identical_results_cache_off_cold_and_warm(
+        case, graph_data, tmp_path, monkeypatch, cache_everything):
+    monkeypatch.setenv("UFSBENCH_CACHE", "off")
+    direct = _fit_output(case, graph_data)
+    monkeypatch.setenv("UFSBENCH_CACHE", str(tmp_path / "compute"))
+    cold = _fit_output(case, graph_data)
+    stored = _entries(tmp_path / "compute")
+    warm = _fit_output(case, graph_data)
+    assert stored, f"{case} stored nothing in the cache"
+    assert _entries(tmp_path / "compute") == stored          # the warm fit only reads
+    np.testing.assert_array_equal(cold, direct)
+    np.testing.assert_array_equal(warm, direct)
+
+
+def _counting(func, calls: list):
+    def counted(X, **params):
+        calls.append(params)
+        return func(X, **params)
+    return counted
+
+
+@pytest.mark.parametrize("case, module, builder", [
+    ("udfs", "ufsbench.methods.udfs", "local_discriminant_matrix"),
+    ("dgufs", "ufsbench.methods.dgufs", "knn_graph"),
+    ("rufs", "ufsbench.methods.rufs", "local_learning_matrix"),
+    ("socfs_triplet", "ufsbench.methods.socfs", "sparse_triplet_weights"),
+    ("ufsol", "ufsbench.methods.ufsol", "graph_gram"),
+    ("sogfs", "ufsbench.methods.sogfs", "initial_graph"),
+])
+def test_warm_fit_does_not_build_the_graph_again(case, module, builder, graph_data, tmp_path,
+                                                 monkeypatch, cache_everything):
+    calls: list = []
+    monkeypatch.setattr(f"{module}.{builder}",
+                        _counting(getattr(sys.modules[module], builder), calls))
+    first = _fit_output(case, graph_data)
+    assert len(calls) == 1
+    second = _fit_output(case, graph_data)
+    assert len(calls) == 1
+    np.testing.assert_array_equal(second, first)
+    monkeypatch.setenv("UFSBENCH_CACHE", "off")
+    np.testing.assert_array_equal(_fit_output(case, graph_data), first)
+    assert len(calls) == 2
+
+
+def test_grid_parameters_outside_the_graph_reuse_one_entry(graph_data, tmp_path, cache_everything):
+    """A gamma sweep of UDFS builds its Laplacian once; a new lam (part of L) builds a new one."""
+    for gamma in (1e-2, 1.0, 1e2):
+        make_selector("udfs", n_clusters=3, gamma=gamma, max_iter=2).fit(graph_data)
+    assert len(_entries(tmp_path / "compute")) == 1
+    make_selector("udfs", n_clusters=3, lam=10.0, max_iter=2).fit(graph_data)
+    assert len(_entries(tmp_path / "compute")) == 2
+
+
+def test_key_covers_the_callees_of_the_cached_function(monkeypatch):
+    """sparse_knn_graph's neighbour search lives in nearest_neighbors: replacing it must change
+    the key (the function's own bytecode is unchanged)."""
+    before = cache._closure_fingerprint(graphs.sparse_knn_graph)
+    monkeypatch.setattr(graphs, "nearest_neighbors", graphs.knn_indices)
+    assert cache._closure_fingerprint(graphs.sparse_knn_graph) != before
+
+
+def test_key_follows_module_attribute_calls_and_declared_callees(monkeypatch):
+    from ufsbench.methods import ufsol
+    assert graphs.sparse_knn_graph in cache._callees(ufsol.ufsol_laplacian)
+    assert graphs.knn_indices not in cache._callees(ufsol.ufsol_laplacian)
+    monkeypatch.setattr(ufsol, "__cache_callees__", (graphs.knn_indices,), raising=False)
+    assert graphs.knn_indices in cache._callees(ufsol.ufsol_laplacian)
+
+
+def _compiled(source: str):
+    """A fresh function object (new code objects at new addresses) from ``source``."""
+    scope = {"__name__": "cache_test_module"}
+    exec(compile(source, "<cache-test>", "exec"), scope)
+    return scope["f"]
+
+
+def test_key_of_nested_code_is_stable_and_sees_its_body():
+    """Nested code objects (comprehensions) must not put memory addresses into the key (a later
+    sweep or another worker would never hit), but their bodies must count."""
+    source = "def f(X):\n    return [x * 2 for x in X]\n"
+    assert cache._closure_fingerprint(_compiled(source)) == \
+        cache._closure_fingerprint(_compiled(source))
+    assert cache._closure_fingerprint(_compiled(source)) != \
+        cache._closure_fingerprint(_compiled(source.replace("x * 2", "x * 3")))
