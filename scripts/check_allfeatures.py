@@ -40,15 +40,15 @@ def _min_max(X):
 PREPROCESSINGS = {"raw": lambda X: X, "zscore": zscore, "minmax": _min_max, "unit_rows": _unit_rows}
 
 
-def check(data_dir=None, n_runs: int = 20) -> pd.DataFrame:
+def check(data_dir=None, n_runs: int = 20, papers=reproduce.PAPERS, datasets=None) -> pd.DataFrame:
     rows, scores = [], {}
-    for paper in reproduce.PAPERS:
+    for paper in papers:
         published = reproduce.load_published(paper)
         exp = reproduce.load_experiment(paper)
         cells = published[published["method"] == "allfeatures"]
         for (metric, dataset), cell in cells.groupby(["metric", "dataset"]):
             registry = exp["datasets"].get(dataset, dataset)
-            if reproduce.dataset_gap(registry, data_dir):
+            if datasets and dataset not in datasets or reproduce.dataset_gap(registry, data_dir):
                 continue
             row = {"paper": exp["paper"], "metric": metric, "dataset": dataset,
                    "published": float(cell["mean"].iloc[0])}
