@@ -12,7 +12,7 @@ Two measurements:
 
 Examples::
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_cache.py --method udfs --data coil20 --settings 8
+    OMP_NUM_THREADS=1 python benchmarks/bench_cache.py --method udfs --data coil20 --vary gamma
     OMP_NUM_THREADS=1 python benchmarks/bench_cache.py --mode steps --data usps:3000 \\
         --methods ndfs mcfs udfs
 """
@@ -53,10 +53,21 @@ def fit_settings(method: str, settings: list[dict], X, n_clusters: int, m: int):
     return time.perf_counter() - start, outputs
 
 
-def sweep(method: str, spec: str, n_settings: int) -> None:
-    """Cache off / cold / warm passes over the first ``n_settings`` settings of the grid."""
+def grid_settings(method: str, vary: str | None, n_settings: int) -> list[dict]:
+    """The first ``n_settings`` settings of the grid, or (``vary``) the grid values of one
+    parameter with every other parameter at the method's typical setting."""
+    if vary is None:
+        return expand_grid(method_config(method))[:n_settings]
+    values = (method_config(method).get("grid") or {}).get(vary)
+    if not values:
+        raise SystemExit(f"{method} has no grid parameter {vary!r}")
+    return [dict(typical_setting(method), **{vary: v}) for v in values][:n_settings]
+
+
+def sweep(method: str, spec: str, n_settings: int, vary: str | None = None) -> None:
+    """Cache off / cold / warm passes over the grid settings (:func:`grid_settings`)."""
     label, X, _, n_classes = load_bench_data(spec)
-    settings = expand_grid(method_config(method))[:n_settings]
+    settings = grid_settings(method, vary, n_settings)
     m = feature_count_grid(spec)[0]
     passes = {}
     with tempfile.TemporaryDirectory(prefix="ufsbench-cache-bench-") as location:
@@ -92,11 +103,12 @@ def steps(methods: list[str], spec: str) -> None:
     label, X, _, n_classes = load_bench_data(spec)
     m = feature_count_grid(spec)[0]
     os.environ["UFSBENCH_CACHE"] = "off"
-    rows = []
+    header = ["method", "data", "cached steps s", "fit s", "share"]
+    print(markdown_table(header, []), flush=True)
     for method in methods:
         module = sys.modules[selector_class(method).__module__]
         if not hasattr(module, "cached_call"):
-            rows.append([method, label, "-", "-", "no cached step"])
+            print(f"| {method} | {label} | - | - | no cached step |", flush=True)
             continue
         spent: list[float] = []
         original = _timed_cached_call(module, spent)
@@ -105,8 +117,8 @@ def steps(methods: list[str], spec: str) -> None:
         finally:
             module.cached_call = original
         step = sum(spent)
-        rows.append([method, label, f"{step:.2f}", f"{seconds:.2f}", f"{step / seconds:.0%}"])
-    print(markdown_table(["method", "data", "cached steps s", "fit s", "share"], rows))
+        row = [method, label, f"{step:.2f}", f"{seconds:.2f}", f"{step / seconds:.0%}"]
+        print("| " + " | ".join(row) + " |", flush=True)
 
 
 def main(argv=None) -> None:
@@ -118,11 +130,13 @@ def main(argv=None) -> None:
     parser.add_argument("--data", default="synthetic:400x300",
                         help="coil20, usps:3000, prostate_ge, synthetic:NxD, ...")
     parser.add_argument("--settings", type=int, default=8, help="sweep mode: grid settings")
+    parser.add_argument("--vary", default=None,
+                        help="sweep mode: vary only this grid parameter (others at the default)")
     args = parser.parse_args(argv)
     print(machine_line())
     print(f"command: python benchmarks/bench_cache.py {' '.join(sys.argv[1:] if argv is None else argv)}")
     if args.mode == "sweep":
-        sweep(args.method, args.data, args.settings)
+        sweep(args.method, args.data, args.settings, args.vary)
     else:
         steps(args.methods, args.data)
 
