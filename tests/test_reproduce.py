@@ -178,6 +178,13 @@ def test_reports_are_written_with_labels_and_optimism(tmp_path):
     summary = rp.table_summary(cells).set_index("table")
     # papers' rule 80 vs label-free 60 on ls, 56 vs 56 on allfeatures: mean gain 10 points
     assert summary.loc["Table 1", "optimism_vs_label_free"] == pytest.approx(10.0)
+    overview = (tmp_path / "out" / "overview.md").read_text()
+    row = next(line for line in overview.splitlines() if "Table 1" in line)
+    values = [v.strip() for v in row.strip("|").split("|")]
+    header = next(line for line in overview.splitlines() if "published_cells" in line)
+    named = dict(zip([v.strip() for v in header.strip("|").split("|")], values))
+    assert named["published_cells"] == str(summary.loc["Table 1", "published_cells"])
+    assert float(named["optimism_vs_label_free"]) == pytest.approx(10.0)
 
 
 def load_script():

@@ -699,7 +699,35 @@ def write_outputs(exp: dict, cells: pd.DataFrame, out_dir: Path, header: dict, t
         svg = plot_figure(figure, out_dir / f"{stem}_figure1.svg")
         paths += [svg] if svg else []
     paths.append(write_cells_csv(out_dir, stem))
+    paths.append(write_overview(out_dir))
     return paths
+
+
+def overview_table(cells: pd.DataFrame) -> pd.DataFrame:
+    """One row per paper table: the per-table summary, with the grid coverage of its rows."""
+    summary = table_summary(cells)
+    if summary.empty:
+        return summary
+    columns = ["paper", "table", "metric", "published_cells", "compared", "within_1_std",
+               "within_2_points", "worse_by_more_than_5", "gaps", "partial_grid",
+               "mean_difference", "optimism_vs_label_free", "optimism_vs_split"]
+    return summary[columns]
+
+
+def write_overview(out_dir: Path) -> Path:
+    """overview.md: every paper's tables in one summary (from cells.csv), linking the reports."""
+    cells = pd.read_csv(out_dir / "cells.csv")
+    reports = [p for p in PAPERS if (out_dir / f"{p}.md").is_file()]
+    lines = ["# Reproduction overview", "",
+             "One row per published table, from `cells.csv` (every published cell, ours beside "
+             "theirs). Columns as in each report's \"Summary per table\"; `partial_grid` counts "
+             "rows whose best setting was chosen from only part of the paper's grid.", "",
+             "Reports: " + ", ".join(f"[{p}]({p}.md)" for p in reports), ""]
+    table = overview_table(cells)
+    lines += [table.to_markdown(index=False) if len(table) else "(no published cells)", ""]
+    path = out_dir / "overview.md"
+    path.write_text("\n".join(lines))
+    return path
 
 
 def write_cells_csv(out_dir: Path, fallback: str = "quick") -> Path:
