@@ -87,8 +87,10 @@ def main(argv=None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     text = render(df)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    df.to_csv(out.with_suffix(".csv"), index=False, float_format="%.2f")  # read by the reports
     print(text)
     return 0
 

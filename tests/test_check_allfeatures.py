@@ -4,7 +4,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ufsbench.testing import requires_data
+from ufsbench.testing import data_dir, requires_data
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "check_allfeatures.py"
 
@@ -28,7 +28,7 @@ def test_preprocessings_do_what_they_say(script):
 
 @requires_data("allaml")
 def test_check_puts_each_preprocessing_beside_the_published_cell(script):
-    df = script.check(n_runs=3, papers=("dgufs",), datasets=["allaml"])
+    df = script.check(data_dir(), n_runs=3, papers=("dgufs",), datasets=["allaml"])
     assert set(df["metric"]) == {"ACC", "NMI"} and set(df["dataset"]) == {"allaml"}
     acc = df[df["metric"] == "ACC"].iloc[0]
     assert acc["published"] == pytest.approx(67.3, abs=0.05)  # DGUFS Table 2, all features

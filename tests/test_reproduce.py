@@ -279,3 +279,21 @@ def test_plan_estimates_cost_from_measured_records(tmp_path):
     line = rp.plan_totals(plan, cores=2)
     assert "14 settings, 2 done" in line and "8.0 core-hours (4.0 h on 2 cores)" in line
     assert "plus 4 settings" in line
+
+
+def test_large_gap_causes_cite_the_measured_preprocessing_check(tmp_path):
+    check = tmp_path / "allfeatures_check.csv"
+    pd.DataFrame([{"paper": "P", "metric": "ACC", "dataset": "d", "published": 60.0, "raw": 52.0,
+                   "zscore": 53.0, "minmax": 51.0, "unit_rows": 50.0, "closest": "zscore"},
+                  {"paper": "P", "metric": "ACC", "dataset": "e", "published": 60.0, "raw": 52.0,
+                   "zscore": 59.5, "minmax": 51.0, "unit_rows": 50.0, "closest": "zscore"}]
+                 ).to_csv(check, index=False)
+    cell = pd.Series({"paper": "P", "metric": "ACC", "dataset": "d", "method": "allfeatures",
+                      "published_mean": 60.0})
+    (line,) = rp.preprocessing_check_lines(cell, check)
+    assert "50.0-53.0" in line and "closest zscore 53.0 (-7.0 points)" in line
+    assert "preprocessing alone does not explain it" in line
+    (line,) = rp.preprocessing_check_lines(pd.Series({**cell, "dataset": "e"}), check)
+    assert "most likely used zscore" in line
+    assert rp.preprocessing_check_lines(pd.Series({**cell, "dataset": "zz"}), check) == []
+    assert rp.preprocessing_check_lines(cell, tmp_path / "absent.csv") == []

@@ -487,6 +487,12 @@ def candidate_causes(exp: dict, cell: pd.Series, thin: int = 1,
         causes.append(f"the all-features row of this table and data set is off by "
                       f"{baseline:+.1f} too, so the data version or the K-means/metric protocol "
                       f"is a likelier cause than the method")
+    if cell["method"] == "allfeatures":
+        causes += preprocessing_check_lines(cell)
+    status = str(cell.get("status", ""))
+    if status.startswith("partial"):
+        causes.append(f"{status.split(':')[1].strip()} of the paper's grid computed (best over "
+                      f"fewer settings)")
     for key, kind in ((cell["dataset"], "datasets"), (cell["method"], "methods"),
                       (cell["table"], "tables")):
         if key in (notes.get(kind) or {}):
@@ -496,6 +502,35 @@ def candidate_causes(exp: dict, cell: pd.Series, thin: int = 1,
     if notes.get("paper"):
         causes.append(notes["paper"])
     return causes or ["no recorded difference; not investigated yet"]
+
+
+def preprocessing_check_path() -> Path:
+    """Written by scripts/check_allfeatures.py: K-means on all features per preprocessing."""
+    return repo_root() / "results" / "reproduction" / "allfeatures_check.csv"
+
+
+def preprocessing_check_lines(cell: pd.Series, path: Path | None = None) -> list[str]:
+    """The measured all-features check for this cell, if it was run: does any standard
+    preprocessing reach the published number?"""
+    path = Path(path or preprocessing_check_path())
+    if not path.is_file():
+        return []
+    check = pd.read_csv(path)
+    match = check[(check["paper"] == cell["paper"]) & (check["metric"] == cell["metric"])
+                  & (check["dataset"] == cell["dataset"])]
+    if match.empty or pd.isna(cell["published_mean"]):
+        return []
+    row = match.iloc[0]
+    values = {k: float(row[k]) for k in ("raw", "zscore", "minmax", "unit_rows")}
+    best = min(values, key=lambda k: abs(values[k] - cell["published_mean"]))
+    gap = values[best] - cell["published_mean"]
+    verdict = ("so preprocessing alone does not explain it: the data version (samples, "
+               "features) or the paper's K-means protocol is the likelier cause"
+               if abs(gap) > 2 else f"so the paper most likely used {best} preprocessing")
+    return [f"measured: K-means on all features gives {min(values.values()):.1f}-"
+            f"{max(values.values()):.1f} under raw/z-score/min-max/unit-row preprocessing, "
+            f"closest {best} {values[best]:.1f} ({gap:+.1f} points), {verdict} "
+            f"(allfeatures_check.md)"]
 
 
 def _baseline_difference(cell: pd.Series, cells: pd.DataFrame | None) -> float | None:
