@@ -297,3 +297,18 @@ def test_large_gap_causes_cite_the_measured_preprocessing_check(tmp_path):
     assert "most likely used zscore" in line
     assert rp.preprocessing_check_lines(pd.Series({**cell, "dataset": "zz"}), check) == []
     assert rp.preprocessing_check_lines(cell, tmp_path / "absent.csv") == []
+
+
+def test_rows_say_how_many_fits_of_their_method_raised():
+    exp = {"rows": [{"row": "ufsol_similarity", "method": "ufsol"}, {"row": "ls", "method": "ls"}]}
+    cells = pd.DataFrame({"registry_dataset": ["umist", "umist", "att"],
+                          "method": ["ufsol_similarity", "ls", "ufsol_similarity"],
+                          "status": ["partial: 7 of 9 settings", "ok", "ok"]})
+    failures = pd.DataFrame({"dataset": ["umist", "umist"], "method": ["ufsol", "ufsol"],
+                             "params": ["{}", "{\"a\": 1}"],
+                             "error": ["LinAlgError: singular", "LinAlgError: singular"]})
+    noted = rp.note_failures(exp, cells, failures)
+    assert noted["status"][0] == ("partial: 7 of 9 settings; 2 fit(s) of ufsol on umist raised "
+                                  "(e.g. LinAlgError: singular)")
+    assert noted["status"][1] == "ok" and noted["status"][2] == "ok"
+    assert rp.note_failures(exp, cells, failures.iloc[:0]).equals(cells)

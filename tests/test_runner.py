@@ -273,3 +273,34 @@ def test_own_labels_redrawn_from_one_fit_equal_refits(tmp_path, monkeypatch):
     assert len(set(refit["acc"])) > 1  # the seeds do change the labels: the comparison has teeth
     for field_name in ("acc", "nmi", "fit_seeds", "selected", "n_iter", "objective_history"):
         assert reused[field_name] == refit[field_name], field_name
+
+
+def test_a_setting_whose_fit_raises_is_noted_and_the_sweep_goes_on(tmp_path, monkeypatch):
+    from ufsbench.methods.ls import LaplacianScore
+    from ufsbench.runner import FitFailedWarning
+
+    real_fit = LaplacianScore._fit
+
+    def fit_failing_on_binary(self, X):
+        if self.weight == "binary":
+            raise np.linalg.LinAlgError("A singular matrix detected")
+        return real_fit(self, X)
+
+    monkeypatch.setattr(LaplacianScore, "_fit", fit_failing_on_binary)
+    data = load_dataset("synthetic")
+    cfg = {"name": "ls", "params": {"k": 5}, "grid": {"weight": ["heat", "binary"]},
+           "default": {"weight": "heat"}}
+    with pytest.warns(FitFailedWarning, match="ls failed on synthetic.*binary.*LinAlgError"):
+        stats = run_sweep(data, plan_tasks(data, cfg, [5, 10], PROTOCOL, 0, tmp_path), n_jobs=1)
+    assert stats["records"] == 2 and stats["failed"] == 1  # the heat setting is complete
+    (note,) = (tmp_path / "synthetic" / "ls" / "failed").glob("*.json")
+    failure = json.loads(note.read_text())
+    assert failure["key"]["params"]["weight"] == "binary" and "singular" in failure["error"]
+    assert len(load_results(tmp_path)) == 2  # notes are not records
+    # A rerun does not retry the (seeded, deterministic) failure; deleting the note retries it.
+    again = run_sweep(data, plan_tasks(data, cfg, [5, 10], PROTOCOL, 0, tmp_path), n_jobs=1)
+    assert again["skipped"] == 2
+    note.unlink()
+    monkeypatch.setattr(LaplacianScore, "_fit", real_fit)
+    retry = run_sweep(data, plan_tasks(data, cfg, [5, 10], PROTOCOL, 0, tmp_path), n_jobs=1)
+    assert retry["records"] == 2 and "failed" not in retry

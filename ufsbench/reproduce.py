@@ -782,7 +782,7 @@ def reproduce(names: list[str], results_dir: str, out_dir: str | os.PathLike, n_
               data_dir=None, thin: int = 1, only_datasets=None, run: bool = True,
               command: str = "", log=print) -> list[Path]:
     """Run (unless ``run`` is false) and report each named experiment; returns files written."""
-    from ufsbench.results import load_results
+    from ufsbench.results import load_failures, load_results
 
     written = []
     for name in names:
@@ -794,12 +794,32 @@ def reproduce(names: list[str], results_dir: str, out_dir: str | os.PathLike, n_
         df = load_results(results_dir)
         if len(df):
             df = df[~df["stale"] & (df["n_runs"] == 20) & (df["seed"] == 0)]
-        cells = compare(exp, df, data_dir=data_dir, thin=thin, only_datasets=only_datasets)
+        cells = note_failures(exp, compare(exp, df, data_dir=data_dir, thin=thin,
+                                           only_datasets=only_datasets),
+                              load_failures(results_dir))
         figure = figure_table(exp, df, thin, data_dir) if exp.get("figure") and len(df) else None
         header = run_header(command, wall, thin, only_datasets, run, stats)
         written += write_outputs(exp, cells, Path(out_dir), header, thin, figure)
         log(f"{exp['paper']}: wrote {Path(out_dir) / exp['name']}.md ({wall:.0f} s)")
     return written
+
+
+def note_failures(exp: dict, cells: pd.DataFrame, failures: pd.DataFrame) -> pd.DataFrame:
+    """Say in a row's status how many fits of its method raised on its data set (noted by the
+    runner in ``<dataset>/<method>/failed/``), so a partial grid is not mistaken for an
+    unfinished run."""
+    if failures.empty or cells.empty:
+        return cells
+    counts = failures.groupby(["dataset", "method"]).size()
+    errors = failures.groupby(["dataset", "method"])["error"].first()
+    method_of_row = {r["row"]: r["method"] for r in exp["rows"]}
+    cells = cells.copy()
+    for i, cell in cells.iterrows():
+        key = (cell["registry_dataset"], method_of_row.get(cell["method"], cell["method"]))
+        if key in counts.index:
+            cells.at[i, "status"] = (f"{cell['status']}; {counts[key]} fit(s) of {key[1]} on "
+                                     f"{key[0]} raised (e.g. {errors[key][:80]})")
+    return cells
 
 
 def run_header(command: str, wall: float, thin: int, only_datasets, ran: bool,

@@ -97,6 +97,29 @@ class ResultStore:
     def fit_path(self, fit_key: dict) -> Path:
         return self.root / fit_key["dataset"] / fit_key["method"] / "fits" / f"{digest(fit_key)}.json"
 
+    def failure_path(self, fit_key: dict) -> Path:
+        """Where a parameter setting whose fit raised is noted (one level below records)."""
+        return self.root / fit_key["dataset"] / fit_key["method"] / "failed" / \
+            f"{digest(fit_key)}.json"
+
+    def failure(self, fit_key: dict) -> dict | None:
+        """The failure note of a setting, or None when it has not failed."""
+        return self.failure_from(self.failure_path(fit_key))
+
+    @staticmethod
+    def failure_from(path: Path) -> dict | None:
+        try:
+            with open(path) as fh:
+                note = json.load(fh)
+        except (OSError, ValueError):
+            return None
+        return note if isinstance(note, dict) and isinstance(note.get("key"), dict) else None
+
+    def write_failure(self, fit_key: dict, error: str, env: dict) -> Path:
+        path = self.failure_path(fit_key)
+        self.write(path, {"key": fit_key, "error": error, "env": env})
+        return path
+
     def subset_scores_path(self, scores_key: dict) -> Path:
         """Where the K-means scores of one feature subset live (one level deeper than records, so
         that iterating records never meets them)."""
@@ -440,6 +463,20 @@ def merge_stores(source: str | os.PathLike, target: str | os.PathLike) -> dict:
         else:
             counts["present"] += 1
     return counts
+
+
+def load_failures(results_dir: str | os.PathLike | None = None) -> pd.DataFrame:
+    """Every noted failed fit: dataset, method, params (JSON text), error."""
+    store = ResultStore(results_dir)
+    rows = []
+    if store.root.is_dir():
+        for path in sorted(store.root.glob("*/*/failed/*.json")):
+            note = store.failure_from(path)
+            if note is not None:
+                key = note["key"]
+                rows.append({"dataset": key["dataset"], "method": key["method"],
+                             "params": canonical(key["params"]), "error": note["error"]})
+    return pd.DataFrame(rows, columns=["dataset", "method", "params", "error"])
 
 
 def load_results(results_dir: str | os.PathLike | None = None) -> pd.DataFrame:

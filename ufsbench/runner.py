@@ -32,7 +32,7 @@ from ufsbench.datasets import Dataset
 from ufsbench.errors import UFSBenchError
 from ufsbench.evaluation import NMI_NORMALISATIONS, clustering_scores, score_labels
 from ufsbench.methods import make_selector, method_parameters, selector_class
-from ufsbench.results import ResultStore, digest, remove_dead_partials
+from ufsbench.results import ResultStore, StoreWriteError, digest, remove_dead_partials
 
 SCORINGS = ("kmeans", "own_labels")
 BACKENDS = ("local", "dask")
@@ -301,13 +301,38 @@ def _own_label_runs(task: Task, X, m: int, seeds: list[int], selector, fit_time)
     return labels, fitted, fit_times
 
 
+#: run_claimed_task's result for a setting whose fit raised (noted in the store, sweep goes on).
+FAILED = -1
+
+
+class FitFailedWarning(UserWarning):
+    """A selector raised at one parameter setting; the sweep went on without it."""
+
+
 def run_claimed_task(task: Task, X: np.ndarray, y: np.ndarray) -> int | None:
-    """Run a task under its lock; None when another live process holds it (nothing was done)."""
-    lock = ResultStore(task.results_dir).task_lock(task.lock_key())
+    """Run a task under its lock; None when another live process holds it (nothing was done).
+
+    A selector that raises at one setting (a singular solve at an extreme grid point, a
+    divergence it detects) must not stop a sweep of hundreds: the error is noted in the store
+    (``<dataset>/<method>/failed/``), reported as a warning naming the setting, the task counts
+    as done (fits are seeded, so a rerun would fail the same way; delete the note to retry) and
+    FAILED is returned. Store write errors and interrupts still stop the sweep.
+    """
+    store = ResultStore(task.results_dir)
+    lock = store.task_lock(task.lock_key())
     if not lock.acquire():
         return None
     try:
         return run_task(task, X, y)
+    except StoreWriteError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any method error at one setting
+        error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
+        path = store.write_failure(task.fit_key(), error, environment())
+        warnings.warn(f"{task.method} failed on {task.dataset} at {task.params}: {error} "
+                      f"(noted in {path}; the sweep goes on without this setting)",
+                      FitFailedWarning, stacklevel=2)
+        return FAILED
     finally:
         lock.release()
 
@@ -329,6 +354,8 @@ def plan_tasks(dataset: Dataset, method_cfg: dict, feature_counts, protocol: Eva
 
 def task_is_done(task: Task, n_features: int) -> bool:
     store = ResultStore(task.results_dir)
+    if store.failure(task.fit_key()) is not None:
+        return True  # seeded: it would fail again (run_claimed_task)
     kind = selector_class(task.method).selection_kind
     counts = feature_counts_for(task.feature_counts, n_features, kind)
     scorings = ["kmeans"] if kind != "subset" else list(task.protocol.scoring)
@@ -382,15 +409,22 @@ def run_sweep(dataset: Dataset, tasks: list[Task], n_jobs: int | None = -1,
             if written is None:
                 busy.append(pending[i])
                 continue
-            stats["records"] += written
+            _count(stats, written)
             bar.update()
         for written in _wait_and_finish(busy, dataset):
-            stats["records"] += written
+            _count(stats, written)
             bar.update()
     finally:
         bar.close()
     stats["run"] = len(pending)
     return stats
+
+
+def _count(stats: dict, written: int) -> None:
+    if written == FAILED:
+        stats["failed"] = stats.get("failed", 0) + 1
+    else:
+        stats["records"] += written
 
 
 def _execute(pending: list[Task], dataset: Dataset, workers: int, backend: str,

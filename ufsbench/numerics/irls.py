@@ -16,6 +16,8 @@ turns it into an n x n solve (O(n^2 d) instead of O(d^3)).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy import linalg as sla
 
@@ -31,6 +33,24 @@ def smoothed_row_norms(W: np.ndarray, eps: float) -> np.ndarray:
 def smoothed_l21_norm(W: np.ndarray, eps: float) -> float:
     """sum_i sqrt(||w_i||^2 + eps); l21_reweight(W, eps) majorises exactly this function."""
     return float(smoothed_row_norms(W, eps).sum())
+
+
+class IllConditionedSolveWarning(RuntimeWarning):
+    """A symmetric PSD system was too ill-conditioned for Cholesky; solved by least squares."""
+
+
+def solve_psd(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """A^{-1} B for symmetric PSD A: Cholesky, or least squares when round-off makes A look
+    indefinite or singular (extreme grid ratios such as beta/alpha = 1e-12 give condition
+    numbers near 1e16). The least-squares solution is the minimum-norm one, the limit of the
+    regularised solution; the fallback is reported as a warning, which sweeps record."""
+    try:
+        return sla.solve(A, B, assume_a="pos")
+    except (np.linalg.LinAlgError, ValueError):
+        warnings.warn("Cholesky failed on an ill-conditioned PSD system (extreme regularisation "
+                      "ratio?); solved by least squares instead", IllConditionedSolveWarning,
+                      stacklevel=3)
+        return sla.lstsq(A, B, lapack_driver="gelsd")[0]
 
 
 def solve_gram_plus_diag(X: np.ndarray, B: np.ndarray, reg: np.ndarray,
@@ -53,7 +73,7 @@ def solve_gram_plus_diag(X: np.ndarray, B: np.ndarray, reg: np.ndarray,
         else:
             G = X.T @ (M @ X)
         G[np.diag_indices(d)] += reg
-        return sla.solve(G, X.T @ B, assume_a="pos")
+        return solve_psd(G, X.T @ B)
     if method != "dual":
         raise ValueError(f"unknown method {method!r}; use 'auto', 'primal' or 'dual'")
     XR = X / reg[None, :]                       # X R^{-1}
@@ -61,13 +81,13 @@ def solve_gram_plus_diag(X: np.ndarray, B: np.ndarray, reg: np.ndarray,
     if M is None:
         A = K
         A[np.diag_indices(n)] += 1.0
-        Y = sla.solve(A, B, assume_a="pos")
+        Y = solve_psd(A, B)
     elif np.ndim(M) == 1:
         # M K + I = M^{1/2} (M^{1/2} K M^{1/2} + I) M^{-1/2} keeps the solve symmetric.
         s = np.sqrt(M)
         A = s[:, None] * K * s[None, :]
         A[np.diag_indices(n)] += 1.0
-        Y = s[:, None] * sla.solve(A, B / s[:, None], assume_a="pos")
+        Y = s[:, None] * solve_psd(A, B / s[:, None])
     else:
         A = M @ K
         A[np.diag_indices(n)] += 1.0

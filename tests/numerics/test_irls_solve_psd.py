@@ -1,0 +1,40 @@
+import warnings
+
+import numpy as np
+import pytest
+
+from ufsbench.numerics.irls import IllConditionedSolveWarning, solve_gram_plus_diag, solve_psd
+
+
+def test_solve_psd_is_cholesky_on_well_conditioned_systems():
+    rng = np.random.default_rng(0)
+    Q = rng.normal(size=(8, 8))
+    A, B = Q @ Q.T + np.eye(8), rng.normal(size=(8, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no fallback, no warning
+        assert np.allclose(A @ solve_psd(A, B), B)
+
+
+def test_solve_psd_falls_back_to_least_squares_when_cholesky_fails():
+    rng = np.random.default_rng(1)
+    U = rng.normal(size=(6, 3))
+    A = U @ U.T                                   # rank 3: Cholesky of a singular PSD matrix fails
+    A[0, 0] -= 1e-9                               # and round-off-level indefiniteness
+    B = A @ rng.normal(size=(6, 2))               # consistent right-hand side
+    with pytest.warns(IllConditionedSolveWarning, match="least squares"):
+        X = solve_psd(A, B)
+    assert np.allclose(A @ X, B, atol=1e-6)
+
+
+def test_extreme_regularisation_ratio_still_solves():
+    # RUFS at beta/alpha = 1e-12 on d > n data (umist): the n x n dual system has condition ~1e16.
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(30, 80))
+    X[:, 40:] = X[:, :40]                         # duplicated features: X X^T rank-deficient-ish
+    B = rng.normal(size=(30, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IllConditionedSolveWarning)
+        W = solve_gram_plus_diag(X, B, np.full(80, 1e-12))
+    assert np.all(np.isfinite(W))
+    # The limit of the regularised solution: X W ~ B (interpolation, n < d).
+    assert np.linalg.norm(X @ W - B) / np.linalg.norm(B) < 1e-3
