@@ -12,28 +12,8 @@ Usage: python benchmarks/bench_spufs.py [--data synthetic:100x2000 lymphoma pros
 
 from __future__ import annotations
 
-import argparse
-
-from fast_vs_dense import compare, d_scaling, parse_setting
-
-
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", nargs="+", default=["synthetic:100x2000"])
-    ap.add_argument("--settings", nargs="+", default=["default"],
-                    help="'default' or e.g. alpha=1e-2,beta=1e2 (on top of the config default)")
-    ap.add_argument("--refs", nargs="*", default=["dual"], help="reference solvers")
-    ap.add_argument("--sizes", type=int, nargs="*", default=[500, 1000, 2000, 4000],
-                    help="d values of the scaling curve (none: skip it)")
-    ap.add_argument("--n", type=int, default=200, help="samples of the scaling curve")
-    ap.add_argument("--budget", type=float, default=600.0)
-    args = ap.parse_args(argv)
-    compare("spufs", args.data, [parse_setting(s) for s in args.settings], "factored",
-            args.refs, budget=args.budget)
-    if args.sizes:
-        print()
-        d_scaling("spufs", "factored", args.sizes, n=args.n, budget=args.budget)
+from fast_vs_dense import main
 
 
 if __name__ == "__main__":
-    main()
+    main("spufs", "factored", ["dual"], "alpha=1e-2,beta=1e2", __doc__)

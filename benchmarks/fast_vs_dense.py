@@ -97,3 +97,25 @@ def parse_setting(text: str) -> dict:
     if text == "default":
         return {}
     return {k: float(v) for k, v in (item.split("=") for item in text.split(","))}
+
+
+def main(method: str, fast: str, default_refs: list[str], example_setting: str, doc: str,
+         argv=None) -> None:
+    """The command line of a bench_<method>.py that compares ``fast`` with reference solvers."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--data", nargs="+", default=["synthetic:100x2000"])
+    ap.add_argument("--settings", nargs="+", default=["default"],
+                    help=f"'default' or e.g. {example_setting} (on top of the config default)")
+    ap.add_argument("--refs", nargs="*", default=default_refs, help="reference solvers")
+    ap.add_argument("--sizes", type=int, nargs="*", default=[500, 1000, 2000, 4000],
+                    help="d values of the scaling curve (none: skip it)")
+    ap.add_argument("--n", type=int, default=200, help="samples of the scaling curve")
+    ap.add_argument("--budget", type=float, default=600.0)
+    args = ap.parse_args(argv)
+    compare(method, args.data, [parse_setting(s) for s in args.settings], fast, args.refs,
+            budget=args.budget)
+    if args.sizes:
+        print()
+        d_scaling(method, fast, args.sizes, n=args.n, budget=args.budget)

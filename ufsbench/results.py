@@ -84,6 +84,15 @@ def digest(value) -> str:
     return hashlib.sha1(canonical(value).encode()).hexdigest()[:20]
 
 
+def _load_json(path: Path):
+    """Parsed JSON at path, or None when the file is absent, unreadable or not JSON."""
+    try:
+        with open(path) as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return None
+
+
 class ResultStore:
     """Reads and writes records under one results directory."""
 
@@ -108,11 +117,7 @@ class ResultStore:
 
     @staticmethod
     def failure_from(path: Path) -> dict | None:
-        try:
-            with open(path) as fh:
-                note = json.load(fh)
-        except (OSError, ValueError):
-            return None
+        note = _load_json(path)
         return note if isinstance(note, dict) and isinstance(note.get("key"), dict) else None
 
     def write_failure(self, fit_key: dict, error: str, env: dict) -> Path:
@@ -130,12 +135,8 @@ class ResultStore:
     @staticmethod
     def read(path: Path) -> dict | None:
         """The record at path, or None when it is absent or unreadable (then it is recomputed)."""
-        try:
-            with open(path) as fh:
-                record = json.load(fh)
-        except (OSError, ValueError):
-            return None
-        return record if record_problem(record, Path(path)) is None else None
+        record = _load_json(path)
+        return record if record is not None and record_problem(record, Path(path)) is None else None
 
     def has(self, key: dict) -> bool:
         return self.read(self.record_path(key)) is not None
