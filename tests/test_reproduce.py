@@ -312,3 +312,10 @@ def test_rows_say_how_many_fits_of_their_method_raised():
                                   "(e.g. LinAlgError: singular)")
     assert noted["status"][1] == "ok" and noted["status"][2] == "ok"
     assert rp.note_failures(exp, cells, failures.iloc[:0]).equals(cells)
+
+
+def test_thinning_is_described_in_words():
+    assert rp.thin_text(2) == "every other value (plus the default)"
+    assert rp.thin_text(3) == "every 3rd value (plus the default)"
+    assert rp.thin_text(11) == "every 11th value (plus the default)"
+    assert rp.thin_text(22) == "every 22nd value (plus the default)"

@@ -135,7 +135,10 @@ def thin_values(values: list, step: int, keep=None) -> list:
 
 
 def thin_text(thin: int) -> str:
-    return "every other value" if thin == 2 else f"every {thin}th value"
+    if thin == 2:
+        return "every other value (plus the default)"
+    suffix = {1: "st", 2: "nd", 3: "rd"}.get(thin % 10 if thin % 100 not in (11, 12, 13) else 0, "th")
+    return f"every {thin}{suffix} value (plus the default)"
 
 
 def row_method_config(row: dict, thin: int = 1) -> dict:
