@@ -113,8 +113,8 @@ def test_unwritable_results_dir_gives_clear_error(tmp_path):
 
 SWEEP = [sys.executable, "-m", "ufsbench.cli", "run", "dataset=synthetic", "method=ls",
          "+method.grid.k=[3,4,5,6,7,8,9,10,11,12]", "baselines=[]", "n_jobs=1",
-         "evaluation.n_runs=3",
-         "feature_counts=[5,10]"]
+         "evaluation.n_runs=5",
+         "feature_counts=[5,10,15,20,25,30]"]  # enough distinct subsets to outlast the kills
 
 
 def _records(directory):
@@ -137,7 +137,7 @@ def test_sigkill_mid_sweep_keeps_finished_records_and_rerun_completes(tmp_path):
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     before = _records(interrupted)
-    assert 0 < len(before) < 10 * 2 * 2  # k values x weights x counts: really interrupted
+    assert 0 < len(before) < 10 * 2 * 6  # k values x weights x counts: really interrupted
     assert not ResultStore(interrupted).corrupt_records()
     # The killed runs' task locks name a dead pid on this host: the rerun takes them over.
     subprocess.run(SWEEP + [f"results_dir={interrupted}"], check=True, capture_output=True)
