@@ -41,7 +41,7 @@ PREPROCESSINGS = {"raw": lambda X: X, "zscore": zscore, "minmax": _min_max, "uni
 
 
 def check(data_dir=None, n_runs: int = 20, papers=reproduce.PAPERS, datasets=None) -> pd.DataFrame:
-    rows, scores = [], {}
+    rows, scores, loaded = [], {}, {}
     for paper in papers:
         published = reproduce.load_published(paper)
         exp = reproduce.load_experiment(paper)
@@ -52,10 +52,12 @@ def check(data_dir=None, n_runs: int = 20, papers=reproduce.PAPERS, datasets=Non
                 continue
             row = {"paper": exp["paper"], "metric": metric, "dataset": dataset,
                    "published": float(cell["mean"].iloc[0])}
+            if registry not in loaded:
+                loaded[registry] = load_dataset(registry, data_dir=data_dir, download=False)
+            data = loaded[registry]
             for name, prep in PREPROCESSINGS.items():
                 key = (registry, name, exp.get("nmi", "max"))
                 if key not in scores:  # one clustering per (data set, preprocessing, NMI)
-                    data = load_dataset(registry, data_dir=data_dir, download=False)
                     scores[key] = clustering_scores(prep(data.X), data.y, data.n_classes,
                                                     n_runs=n_runs, nmi=key[2])
                 s = scores[key]

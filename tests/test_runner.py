@@ -304,3 +304,19 @@ def test_a_setting_whose_fit_raises_is_noted_and_the_sweep_goes_on(tmp_path, mon
     monkeypatch.setattr(LaplacianScore, "_fit", real_fit)
     retry = run_sweep(data, plan_tasks(data, cfg, [5, 10], PROTOCOL, 0, tmp_path), n_jobs=1)
     assert retry["records"] == 2 and "failed" not in retry
+
+
+def test_dead_partials_of_subset_scores_and_failure_notes_are_cleaned(tmp_path):
+    import socket
+
+    data = load_dataset("synthetic")
+    cfg = {"name": "ls", "params": {"k": 5}, "grid": {}, "default": {}}
+    run_sweep(data, plan_tasks(data, cfg, [5], PROTOCOL, 0, tmp_path), n_jobs=1)
+    (scores_dir,) = (tmp_path / "synthetic" / "_subset_scores").glob("*")
+    failed_dir = tmp_path / "synthetic" / "ls" / "failed"
+    failed_dir.mkdir()
+    dead = f".{socket.gethostname()}.999999999.x.partial"  # a pid that cannot be alive
+    for directory in (scores_dir, failed_dir):
+        (directory / dead).write_text("{")
+    run_sweep(data, plan_tasks(data, cfg, [5, 10], PROTOCOL, 0, tmp_path), n_jobs=1)
+    assert not list(tmp_path.rglob("*.partial"))

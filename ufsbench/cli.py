@@ -69,9 +69,11 @@ def _job(cfg) -> None:
                            results_dir)
         stats = run_sweep(dataset, tasks, n_jobs=conf["n_jobs"], progress=conf["progress"],
                           backend=conf.get("launcher", "local"), scheduler=conf.get("scheduler"))
+        failed = f", {stats['failed']} failed setting(s) (see the warnings)" \
+            if stats.get("failed") else ""
         print(f"{dataset.name} / {method_cfg['name']}: {stats['tasks']} parameter setting(s), "
-              f"{stats['skipped']} already in the store, {stats['records']} new record(s)",
-              file=sys.stderr)
+              f"{stats['skipped']} already in the store, {stats['records']} new record(s)"
+              f"{failed}", file=sys.stderr)
     df = load_results(results_dir)
     names = [m["name"] for m in methods]
     df = df[(df["dataset"] == dataset.name) & df["method"].isin(names)

@@ -266,7 +266,8 @@ def run_experiment(exp: dict, results_dir: str, n_jobs: int = -1, data_dir=None,
         stats[name] = run_sweep(dataset, tasks, n_jobs=n_jobs)
         stats[name]["seconds"] = round(time.perf_counter() - start, 1)
         log(f"{exp['paper']}: {name}: {stats[name]['tasks']} settings, {stats[name]['skipped']} "
-            f"already stored, {stats[name]['records']} new records, {stats[name]['seconds']} s")
+            f"already stored, {stats[name]['records']} new records, "
+            f"{stats[name].get('failed', 0)} failed settings, {stats[name]['seconds']} s")
     return stats
 
 

@@ -32,7 +32,8 @@ from ufsbench.datasets import Dataset
 from ufsbench.errors import UFSBenchError
 from ufsbench.evaluation import NMI_NORMALISATIONS, clustering_scores, score_labels
 from ufsbench.methods import make_selector, method_parameters, selector_class
-from ufsbench.results import ResultStore, StoreWriteError, digest, remove_dead_partials
+from ufsbench.results import (SUBSET_SCORES_DIR, ResultStore, StoreWriteError, digest,
+                              remove_dead_partials)
 
 SCORINGS = ("kmeans", "own_labels")
 BACKENDS = ("local", "dask")
@@ -316,7 +317,7 @@ def run_claimed_task(task: Task, X: np.ndarray, y: np.ndarray) -> int | None:
     divergence it detects) must not stop a sweep of hundreds: the error is noted in the store
     (``<dataset>/<method>/failed/``), reported as a warning naming the setting, the task counts
     as done (fits are seeded, so a rerun would fail the same way; delete the note to retry) and
-    FAILED is returned. Store write errors and interrupts still stop the sweep.
+    FAILED is returned (run_sweep warns). Store write errors and interrupts still stop the sweep.
     """
     store = ResultStore(task.results_dir)
     lock = store.task_lock(task.lock_key())
@@ -328,11 +329,8 @@ def run_claimed_task(task: Task, X: np.ndarray, y: np.ndarray) -> int | None:
         raise
     except Exception as exc:  # noqa: BLE001 - any method error at one setting
         error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
-        path = store.write_failure(task.fit_key(), error, environment())
-        warnings.warn(f"{task.method} failed on {task.dataset} at {task.params}: {error} "
-                      f"(noted in {path}; the sweep goes on without this setting)",
-                      FitFailedWarning, stacklevel=2)
-        return FAILED
+        store.write_failure(task.fit_key(), error, environment())
+        return FAILED  # warned by the sweep's own process (run_sweep), also for joblib workers
     finally:
         lock.release()
 
@@ -390,8 +388,8 @@ def run_sweep(dataset: Dataset, tasks: list[Task], n_jobs: int | None = -1,
     for task in tasks:
         if task not in pending:  # a run killed after a task's last record leaves its lock behind
             ResultStore(task.results_dir).task_lock(task.lock_key()).clear_if_stale()
-    for directory in {ResultStore(t.results_dir).root / t.dataset / t.method for t in tasks}:
-        remove_dead_partials(directory)  # half-written records of killed runs
+    for directory in _store_directories(tasks):
+        remove_dead_partials(directory)  # half-written files of killed runs
     stats = {"tasks": len(tasks), "skipped": len(tasks) - len(pending), "records": 0}
     if not pending:
         return stats
@@ -409,10 +407,10 @@ def run_sweep(dataset: Dataset, tasks: list[Task], n_jobs: int | None = -1,
             if written is None:
                 busy.append(pending[i])
                 continue
-            _count(stats, written)
+            _count(stats, written, pending[i])
             bar.update()
-        for written in _wait_and_finish(busy, dataset):
-            _count(stats, written)
+        for task, written in _wait_and_finish(busy, dataset):
+            _count(stats, written, task)
             bar.update()
     finally:
         bar.close()
@@ -420,11 +418,26 @@ def run_sweep(dataset: Dataset, tasks: list[Task], n_jobs: int | None = -1,
     return stats
 
 
-def _count(stats: dict, written: int) -> None:
-    if written == FAILED:
-        stats["failed"] = stats.get("failed", 0) + 1
-    else:
+def _store_directories(tasks: list[Task]) -> set:
+    """Every directory a sweep writes files into: records, failure notes, subset scores."""
+    dirs = set()
+    for root in {(ResultStore(t.results_dir).root, t.dataset, t.method) for t in tasks}:
+        store_root, dataset, method = root
+        dirs |= {store_root / dataset / method, store_root / dataset / method / "failed"}
+        dirs |= set((store_root / dataset / SUBSET_SCORES_DIR).glob("*"))
+    return dirs
+
+
+def _count(stats: dict, written: int, task: Task) -> None:
+    if written != FAILED:
         stats["records"] += written
+        return
+    stats["failed"] = stats.get("failed", 0) + 1
+    store = ResultStore(task.results_dir)
+    note = store.failure(task.fit_key()) or {"error": "unknown error"}
+    warnings.warn(f"{task.method} failed on {task.dataset} at {task.params}: {note['error']} "
+                  f"(noted in {store.failure_path(task.fit_key())}; the sweep goes on without "
+                  f"this setting; delete the note to retry)", FitFailedWarning, stacklevel=3)
 
 
 def _execute(pending: list[Task], dataset: Dataset, workers: int, backend: str,
@@ -481,11 +494,11 @@ def _wait_and_finish(busy: list[Task], dataset: Dataset):
         announced = False
         while True:
             if task_is_done(task, dataset.n_features):
-                yield 0
+                yield task, 0
                 break
             written = run_claimed_task(task, dataset.X, dataset.y)
             if written is not None:
-                yield written
+                yield task, written
                 break
             if not announced:
                 print(f"waiting for another process computing {task.method} {task.params} on "
