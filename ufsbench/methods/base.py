@@ -144,7 +144,10 @@ class UFSSelector(SelectorMixin, BaseEstimator):
         if np.all(arr == arr[0]):
             raise UFSBenchError(f"{name}: every sample of X is the same (no feature varies); "
                                 f"there is nothing to select or cluster: check the data")
-        return validate_data(self, arr, dtype=np.float64, ensure_min_samples=2)
+        # Finiteness and shape were checked above; scikit-learn records n_features_in_ without
+        # a second pass over X.
+        return validate_data(self, arr, dtype=np.float64, ensure_min_samples=2,
+                             ensure_all_finite=False, copy=False)
 
     def _resolve_n_features(self, n_features: int) -> int:
         m = self.n_features_to_select
@@ -184,8 +187,15 @@ def register(method_id: str):
     return decorate
 
 
+_discovered = False
+
+
 def _discover() -> None:
-    """Import every module of ``ufsbench.methods`` so that its ``@register`` runs."""
+    """Import every module of ``ufsbench.methods`` so that its ``@register`` runs (once)."""
+    global _discovered
+    if _discovered:  # walking the package costs ~2 ms, paid per make_selector otherwise
+        return
+    _discovered = True
     package = importlib.import_module("ufsbench.methods")
     for info in pkgutil.iter_modules(package.__path__):
         if not info.name.startswith("_") and info.name != "base":
