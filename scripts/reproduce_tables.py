@@ -9,6 +9,7 @@ Thin command-line wrapper around ufsbench.reproduce (the logic lives there). Exa
     python scripts/reproduce_tables.py --paper scfs --datasets lymphoma --thin 2
     python scripts/reproduce_tables.py --paper all --report-only   # reports from the store only
     python scripts/reproduce_tables.py --plan --paper all     # how many settings, how many done
+    python scripts/reproduce_tables.py --plan --probe 2 --paper all   # ... costed by the code now
     python scripts/reproduce_tables.py --transcribe ../shared/paper-tables/results.csv
 """
 
@@ -38,6 +39,10 @@ def parse_args(argv):
                         help="write the reports from the store without running anything")
     parser.add_argument("--plan", action="store_true",
                         help="print the settings per data set and method, and how many are done")
+    parser.add_argument("--probe", type=int, default=0, metavar="K",
+                        help="with --plan: first run K pending settings of every (data set, "
+                             "method) with the code as it is now and estimate from those "
+                             "(their results are kept in the store)")
     parser.add_argument("--transcribe", metavar="RESULTS_CSV", default=None,
                         help="rewrite results/published/*.csv from paper-tables/results.csv")
     return parser.parse_args(argv)
@@ -59,9 +64,17 @@ def main(argv=None) -> int:
             raise UFSBenchError(f"--thin {args.thin} must be at least 1 (1 = the full grid)")
         names = reproduce.experiment_names(args.paper, args.profile)
         results_dir = args.results_dir or str(default_results_dir())
+        if args.probe and not args.plan:
+            raise UFSBenchError("--probe measures costs for --plan; add --plan")
         if args.plan:
+            costs = None
+            if args.probe:
+                costs = reproduce.probe_costs(names, results_dir, args.data_dir, args.thin,
+                                              args.datasets, per_pair=args.probe,
+                                              n_jobs=args.n_jobs,
+                                              log=lambda msg: print(msg, file=sys.stderr))
             plan = reproduce.plan_summary(names, results_dir, args.data_dir, args.thin,
-                                          args.datasets)
+                                          args.datasets, costs=costs)
             print(plan.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
             print(reproduce.plan_totals(plan))
             return 0

@@ -1,6 +1,8 @@
 """make reproduce-tables: rules, comparison, gaps and files (ufsbench.reproduce, the script)."""
 
 import json
+import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -319,3 +321,50 @@ def test_thinning_is_described_in_words():
     assert rp.thin_text(3) == "every 3rd value (plus the default)"
     assert rp.thin_text(11) == "every 11th value (plus the default)"
     assert rp.thin_text(22) == "every 22nd value (plus the default)"
+
+
+def test_spread_sample_keeps_both_ends_and_the_middle():
+    items = list(range(10))
+    assert rp.spread_sample(items, 1) == [5]
+    assert rp.spread_sample(items, 2) == [0, 9]
+    assert rp.spread_sample(items, 3) == [0, 4, 9] or rp.spread_sample(items, 3) == [0, 5, 9]
+    assert rp.spread_sample(items[:2], 5) == [0, 1]
+
+
+def test_probe_runs_k_pending_settings_per_method_and_costs_them(tmp_path, monkeypatch):
+    exp = tiny_experiment(feature_counts=[10], rows=[{"row": "ls", "method": "ls",
+                                 "grid": {"weight": ["heat", "binary"], "k": [3, 5, 7]},
+                                 "default": {"weight": "heat", "k": 5}}])
+    monkeypatch.setattr(rp, "load_experiment", lambda name: exp)
+    runs = tmp_path / "runs"
+    data = load_dataset("synthetic")
+    tasks = rp.experiment_tasks(exp, data, str(runs))
+    assert len(tasks) == 6
+    # An old record of one setting, timed long ago: the probe must not count it.
+    from ufsbench.runner import run_sweep, task_is_done
+    run_sweep(data, tasks[:1], n_jobs=1)
+    old = time.time() - 3600
+    for path in runs.rglob("*.json"):
+        os.utime(path, (old, old))
+
+    costs = rp.probe_costs(["t"], str(runs), per_pair=2, n_jobs=1, log=lambda msg: None)
+    done = [t for t in tasks if task_is_done(t, data.n_features)]
+    assert len(done) == 3  # the old one plus two probed settings
+    records = load_results(runs)
+    fresh = records[[os.path.getmtime(p) > old + 1 for p in records["path"]]]
+    assert fresh["params"].nunique() == 2
+    per_setting = [g["fit_time"].iloc[0] + g["eval_time"].sum() for _, g in fresh.groupby("params")]
+    assert set(costs) == {("synthetic", "ls")}
+    assert costs[("synthetic", "ls")] == pytest.approx(np.median(per_setting))
+    plan = rp.plan_summary(["t"], str(runs), costs=costs)
+    row = plan[plan["method"] == "ls"].iloc[0]
+    assert (row["settings"], row["done"]) == (6, 3)
+    assert row["core_hours_left"] == pytest.approx(3 * costs[("synthetic", "ls")] / 3600)
+
+
+def test_probe_requires_plan(capsys):
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, str(SCRIPT), "--probe", "1", "--paper", "dgufs"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and "add --plan" in out.stderr

@@ -861,8 +861,10 @@ def experiment_names(paper: str, profile: str) -> list[str]:
 
 
 def plan_summary(names: list[str], results_dir: str, data_dir=None, thin: int = 1,
-                 only_datasets=None) -> pd.DataFrame:
-    """Settings per (experiment, data set, method), and how many are already finished."""
+                 only_datasets=None, costs: dict | None = None) -> pd.DataFrame:
+    """Settings per (experiment, data set, method), how many are already finished, and the cost
+    of the rest: ``costs`` (e.g. from :func:`probe_costs`) where given, else the store's
+    measured cost per setting."""
     from ufsbench.datasets import load_dataset
     from ufsbench.runner import task_is_done
 
@@ -879,7 +881,7 @@ def plan_summary(names: list[str], results_dir: str, data_dir=None, thin: int = 
     df = pd.DataFrame(rows, columns=["experiment", "dataset", "method", "done"])
     plan = df.groupby(["experiment", "dataset", "method"]).agg(
         settings=("done", "size"), done=("done", "sum")).reset_index()
-    cost = measured_cost_per_setting(results_dir)
+    cost = {**measured_cost_per_setting(results_dir), **(costs or {})}
     plan["s_per_setting"] = [cost.get((d, m)) for d, m in zip(plan["dataset"], plan["method"])]
     plan["core_hours_left"] = (plan["settings"] - plan["done"]) * plan["s_per_setting"] / 3600
     return plan
@@ -898,13 +900,16 @@ def plan_totals(plan: pd.DataFrame, cores: int | None = None) -> str:
                                 f"yet measured" if unmeasured else ""))
 
 
-def measured_cost_per_setting(results_dir: str) -> dict[tuple[str, str], float]:
+def measured_cost_per_setting(results_dir: str, written_after: float | None = None
+                              ) -> dict[tuple[str, str], float]:
     """Median measured core-seconds of one parameter setting per (data set, method), from the
     store: its fit(s) plus its K-means evaluations at every feature count.
 
-    A ranking method's one fit serves all counts (its records repeat that fit time); a subset
-    method is refitted per count. Records older than the subset cache carry no K-means time and
-    count as fit time only, so those estimates are low.
+    A ranking method's one fit serves all counts (its records repeat that fit time), and so
+    does a subset method's that declares ``one_fit_serves_counts``; other subset methods are
+    refitted per count. Records older than the subset cache carry no K-means time and count as
+    fit time only, so those estimates are low. ``written_after`` (a time.time() value) keeps
+    only records written since then, i.e. measured with the code running now.
     """
     from ufsbench.methods import selector_class
     from ufsbench.results import load_results
@@ -913,12 +918,59 @@ def measured_cost_per_setting(results_dir: str) -> dict[tuple[str, str], float]:
     if df.empty:
         return {}
     df = df[df["scoring"] == "kmeans"]
+    if written_after is not None:
+        df = df[[os.path.getmtime(p) >= written_after for p in df["path"]]]
     eval_time = pd.to_numeric(df.get("eval_time"), errors="coerce").fillna(0.0)
     df = df.assign(eval_time=eval_time, fit_time=pd.to_numeric(df["fit_time"], errors="coerce"))
     costs = {}
     for (dataset, method), group in df.groupby(["dataset", "method"]):
-        refit_per_count = selector_class(method).selection_kind == "subset"
+        cls = selector_class(method)
+        refit_per_count = (cls.selection_kind == "subset"
+                           and not getattr(cls, "one_fit_serves_counts", False))
         per_setting = [(g["fit_time"].sum() if refit_per_count else g["fit_time"].iloc[0])
                        + g["eval_time"].sum() for _, g in group.groupby("params")]
         costs[(dataset, method)] = float(np.median(per_setting))
     return costs
+
+
+def spread_sample(items: list, k: int) -> list:
+    """k items spread evenly over ``items`` (both ends included when k > 1; the middle when 1)."""
+    if k >= len(items):
+        return list(items)
+    if k == 1:
+        return [items[len(items) // 2]]
+    return [items[round(i * (len(items) - 1) / (k - 1))] for i in range(k)]
+
+
+def probe_costs(names: list[str], results_dir: str, data_dir=None, thin: int = 1,
+                only_datasets=None, per_pair: int = 2, n_jobs: int = -1,
+                log=print) -> dict[tuple[str, str], float]:
+    """Measure what the code running now costs per setting: run ``per_pair`` pending settings
+    of every (data set, method) -- spread over its grid, since extreme weights often run to the
+    iteration cap -- through the normal runner, and return the median core-seconds per setting
+    of the records written by this probe.
+
+    Stored records are timed by the code that wrote them, so after a speed-up they overstate
+    what is left; the probe's settings are real results and stay in the store (no work is lost).
+    """
+    from ufsbench.datasets import load_dataset
+    from ufsbench.runner import run_sweep, task_is_done
+
+    start = time.time()
+    for name in names:
+        exp = load_experiment(name)
+        for reg in selected_datasets(exp, only_datasets).values():
+            if dataset_gap(reg, data_dir):
+                continue
+            dataset = load_dataset(reg, data_dir=data_dir, download=False)
+            by_method: dict[str, list] = {}
+            for task in experiment_tasks(exp, dataset, results_dir, 0, thin):
+                if not task_is_done(task, dataset.n_features):
+                    by_method.setdefault(task.method, []).append(task)
+            chosen = [t for tasks in by_method.values() for t in spread_sample(tasks, per_pair)]
+            if chosen:
+                tick = time.perf_counter()
+                run_sweep(dataset, chosen, n_jobs=n_jobs)
+                log(f"probe {name}: {reg}: {len(chosen)} settings of {len(by_method)} methods, "
+                    f"{time.perf_counter() - tick:.1f} s")
+    return measured_cost_per_setting(results_dir, written_after=start)
