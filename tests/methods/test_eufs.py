@@ -80,3 +80,43 @@ def test_bad_parameters(data):
         make_selector("eufs", n_clusters=3, rho=0.5).fit(data.X)
     with pytest.raises(UFSBenchError, match="alpha"):
         make_selector("eufs", n_clusters=3, alpha=-1.0).fit(data.X)
+
+
+def _frozen_admm(sel, X, iterations):
+    """The ADMM loop of the session-start code (commit 0df8ac1), one fresh array per operation:
+    the reference for the in-place buffered loop."""
+    from ufsbench.numerics import orthonormal_polar
+    from ufsbench.numerics.indicators import kmeans_scaled_indicator
+    alpha, beta, c = sel.alpha, sel.beta, sel.n_clusters
+    L = sel.graph_laplacian(X)
+    U, _ = kmeans_scaled_indicator(X, c, sel.random_state)
+    V = X.T @ U
+    Y1, Y2, mu = np.zeros_like(U), np.zeros_like(X), sel.mu0
+    history = []
+    for _ in range(iterations):
+        E = row_shrink(X - U @ V.T + Y2 / mu, 1.0 / mu)
+        A = X - E + Y2 / mu
+        V = row_shrink(A.T @ U, alpha / mu)
+        Z = np.maximum(U - Y1 / mu - (beta / mu) * (L @ U), 0.0)
+        U = orthonormal_polar(Z + Y1 / mu + A @ V - (beta / mu) * (L @ Z))
+        R2 = X - U @ V.T - E
+        Y1 += mu * (Z - U)
+        Y2 += mu * R2
+        mu = min(sel.rho * mu, sel.mu_max)
+        history.append(sel.objective(X, U, V, L))
+    return np.linalg.norm(V, axis=1), history, E
+
+
+@pytest.mark.parametrize("alpha,beta", [(1.0, 1.0), (1e-6, 1e6), (1e6, 1e-6), (1e-2, 1e2)])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_buffered_loop_matches_the_session_start_loop(wide_data, alpha, beta, order):
+    """Same scores, objective history and E as the allocating loop, on d > n data in both memory
+    orders (the .mat loader gives column-major X); only BLAS round-off may differ."""
+    X = np.asarray(wide_data.X, order=order)
+    sel = make_selector("eufs", n_clusters=3, random_state=0, alpha=alpha, beta=beta,
+                        max_iter=60, tol=0.0).fit(X)
+    scores, history, E = _frozen_admm(sel, X, 60)
+    np.testing.assert_allclose(sel.scores_, scores, rtol=1e-9, atol=1e-12 * scores.max())
+    np.testing.assert_allclose(sel.objective_history_, history, rtol=1e-9)
+    np.testing.assert_allclose(sel.E_, E, rtol=1e-9, atol=1e-12 * np.abs(E).max())
+    assert sel.n_iter_ == 60

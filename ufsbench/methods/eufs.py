@@ -10,6 +10,7 @@ from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import knn_graph, l21_norm, laplacian, orthonormal_polar, row_norms
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
 from ufsbench.numerics.prox import row_shrink
+from ufsbench.numerics.prox_inplace import row_shrink_
 
 
 @register("eufs")
@@ -93,8 +94,11 @@ class EUFS(UFSSelector):
 
     def objective(self, X, U, V, L) -> float:
         """||X - U V^T||_{2,1} + alpha ||V||_{2,1} + beta Tr(U^T L U)."""
-        return float(l21_norm(X - U @ V.T) + self.alpha * l21_norm(V)
-                     + self.beta * np.sum(U * (L @ U)))
+        return self._objective(X - U @ V.T, U, V, L)
+
+    def _objective(self, XmUV, U, V, L) -> float:
+        """The objective from the residual X - U V^T, which the ADMM loop already holds."""
+        return float(l21_norm(XmUV) + self.alpha * l21_norm(V) + self.beta * np.sum(U * (L @ U)))
 
     def _fit(self, X):
         self._check_params()
@@ -104,24 +108,35 @@ class EUFS(UFSSelector):
         U, _ = kmeans_scaled_indicator(X, c, self.random_state)
         V = X.T @ U
         Y1 = np.zeros_like(U)
-        Y2 = np.zeros_like(X)
         mu = float(self.mu0)
         x_norm = max(np.linalg.norm(X), np.finfo(float).tiny)
+        # The n x d arrays live in five row-major buffers written in place: a fresh n x d
+        # temporary per operation (page faults) and strided reads of column-major data (.mat
+        # files) were most of an iteration. Every element-wise operation is the one of the
+        # equations in the same order, so only the BLAS products' round-off can change.
+        Xc = np.ascontiguousarray(X)
+        Y2, Yn, E, A, XmUV = (np.zeros(X.shape) for _ in range(5))
+        np.subtract(Xc, U @ V.T, out=XmUV)           # X - U V^T, reused until U or V changes
         history, residuals = [], []
         self.n_iter_ = 0
         for _ in range(self.max_iter):
-            E = row_shrink(X - U @ V.T + Y2 / mu, 1.0 / mu)                   # step 1
-            A = X - E + Y2 / mu
+            np.divide(Y2, mu, out=Yn)                                         # Y2 / mu
+            np.add(XmUV, Yn, out=E)
+            row_shrink_(E, 1.0 / mu)                                          # step 1
+            np.subtract(Xc, E, out=A)
+            A += Yn                                                           # X - E + Y2/mu
             V = row_shrink(A.T @ U, alpha / mu)                              # step 2
             Z = np.maximum(U - Y1 / mu - (beta / mu) * (L @ U), 0.0)         # step 3
             U = orthonormal_polar(Z + Y1 / mu + A @ V - (beta / mu) * (L @ Z))  # step 4
-            R2 = X - U @ V.T - E
+            np.subtract(Xc, U @ V.T, out=XmUV)
+            R2 = np.subtract(XmUV, E, out=A)                                  # X - U V^T - E
             Y1 += mu * (Z - U)                                               # step 5
-            Y2 += mu * R2
-            mu = min(self.rho * mu, float(self.mu_max))
             residuals.append(max(np.linalg.norm(Z - U) / np.sqrt(c),
                                  np.linalg.norm(R2) / x_norm))
-            history.append(self.objective(X, U, V, L))
+            R2 *= mu
+            Y2 += R2
+            mu = min(self.rho * mu, float(self.mu_max))
+            history.append(self._objective(XmUV, U, V, L))
             self.n_iter_ += 1
             if residuals[-1] < self.tol:
                 break
