@@ -355,11 +355,16 @@ def test_probe_runs_k_pending_settings_per_method_and_costs_them(tmp_path, monke
     assert fresh["params"].nunique() == 2
     per_setting = [g["fit_time"].iloc[0] + g["eval_time"].sum() for _, g in fresh.groupby("params")]
     assert set(costs) == {("synthetic", "ls")}
-    assert costs[("synthetic", "ls")] == pytest.approx(np.median(per_setting))
+    cost = costs[("synthetic", "ls")]
+    assert cost["total"] == pytest.approx(np.median(per_setting))
+    assert cost["eval"] == pytest.approx(np.median([g["eval_time"].sum()
+                                                    for _, g in fresh.groupby("params")]))
     plan = rp.plan_summary(["t"], str(runs), costs=costs)
     row = plan[plan["method"] == "ls"].iloc[0]
     assert (row["settings"], row["done"]) == (6, 3)
-    assert row["core_hours_left"] == pytest.approx(3 * costs[("synthetic", "ls")] / 3600)
+    assert row["core_hours_left"] == pytest.approx(3 * cost["total"] / 3600)
+    assert row["eval_core_hours_left"] == pytest.approx(3 * cost["eval"] / 3600)
+    assert "K-means evaluation" in rp.plan_totals(plan)
 
 
 def test_probe_requires_plan(capsys):

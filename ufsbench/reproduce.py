@@ -881,9 +881,13 @@ def plan_summary(names: list[str], results_dir: str, data_dir=None, thin: int = 
     df = pd.DataFrame(rows, columns=["experiment", "dataset", "method", "done"])
     plan = df.groupby(["experiment", "dataset", "method"]).agg(
         settings=("done", "size"), done=("done", "sum")).reset_index()
-    cost = {**measured_cost_per_setting(results_dir), **(costs or {})}
-    plan["s_per_setting"] = [cost.get((d, m)) for d, m in zip(plan["dataset"], plan["method"])]
-    plan["core_hours_left"] = (plan["settings"] - plan["done"]) * plan["s_per_setting"] / 3600
+    cost = {**measured_cost_parts(results_dir), **(costs or {})}
+    pairs = list(zip(plan["dataset"], plan["method"]))
+    for column, part in (("s_per_setting", "total"), ("s_fit", "fit"), ("s_eval", "eval")):
+        plan[column] = [cost[p][part] if p in cost else None for p in pairs]
+    left = plan["settings"] - plan["done"]
+    plan["core_hours_left"] = left * plan["s_per_setting"] / 3600
+    plan["eval_core_hours_left"] = left * plan["s_eval"] / 3600
     return plan
 
 
@@ -894,16 +898,30 @@ def plan_totals(plan: pd.DataFrame, cores: int | None = None) -> str:
     left = plan["settings"] - plan["done"]
     unmeasured = int(left[plan["s_per_setting"].isna()].sum())
     hours = float(plan["core_hours_left"].fillna(0).sum())
+    evaluation = ""
+    if "eval_core_hours_left" in plan:
+        evaluation = (f" (K-means evaluation "
+                      f"{float(plan['eval_core_hours_left'].fillna(0).sum()):.1f} of them)")
     return (f"total: {int(plan['settings'].sum())} settings, {int(plan['done'].sum())} done; "
-            f"left: about {hours:.1f} core-hours ({hours / cores:.1f} h on {cores} cores) for the "
-            f"measured ones" + (f", plus {unmeasured} settings of (data set, method) pairs not "
-                                f"yet measured" if unmeasured else ""))
+            f"left: about {hours:.1f} core-hours{evaluation} ({hours / cores:.1f} h on {cores} "
+            f"cores) for the measured ones" + (f", plus {unmeasured} settings of (data set, "
+                                               f"method) pairs not yet measured"
+                                               if unmeasured else ""))
 
 
 def measured_cost_per_setting(results_dir: str, written_after: float | None = None
                               ) -> dict[tuple[str, str], float]:
     """Median measured core-seconds of one parameter setting per (data set, method), from the
-    store: its fit(s) plus its K-means evaluations at every feature count.
+    store: its fit(s) plus its K-means evaluations at every feature count (see
+    :func:`measured_cost_parts`)."""
+    return {pair: parts["total"] for pair, parts in
+            measured_cost_parts(results_dir, written_after).items()}
+
+
+def measured_cost_parts(results_dir: str, written_after: float | None = None
+                        ) -> dict[tuple[str, str], dict[str, float]]:
+    """Per (data set, method): the median core-seconds of one parameter setting ("total") and
+    the medians of its two parts, fitting ("fit") and K-means evaluation ("eval").
 
     A ranking method's one fit serves all counts (its records repeat that fit time), and so
     does a subset method's that declares ``one_fit_serves_counts``; other subset methods are
@@ -927,9 +945,12 @@ def measured_cost_per_setting(results_dir: str, written_after: float | None = No
         cls = selector_class(method)
         refit_per_count = (cls.selection_kind == "subset"
                            and not getattr(cls, "one_fit_serves_counts", False))
-        per_setting = [(g["fit_time"].sum() if refit_per_count else g["fit_time"].iloc[0])
-                       + g["eval_time"].sum() for _, g in group.groupby("params")]
-        costs[(dataset, method)] = float(np.median(per_setting))
+        fits = np.array([g["fit_time"].sum() if refit_per_count else g["fit_time"].iloc[0]
+                         for _, g in group.groupby("params")])
+        evals = np.array([g["eval_time"].sum() for _, g in group.groupby("params")])
+        costs[(dataset, method)] = {"total": float(np.median(fits + evals)),
+                                    "fit": float(np.median(fits)),
+                                    "eval": float(np.median(evals))}
     return costs
 
 
@@ -944,11 +965,11 @@ def spread_sample(items: list, k: int) -> list:
 
 def probe_costs(names: list[str], results_dir: str, data_dir=None, thin: int = 1,
                 only_datasets=None, per_pair: int = 2, n_jobs: int = -1,
-                log=print) -> dict[tuple[str, str], float]:
+                log=print) -> dict[tuple[str, str], dict[str, float]]:
     """Measure what the code running now costs per setting: run ``per_pair`` pending settings
     of every (data set, method) -- spread over its grid, since extreme weights often run to the
     iteration cap -- through the normal runner, and return the median core-seconds per setting
-    of the records written by this probe.
+    (and its fit / K-means parts, as :func:`measured_cost_parts`) of the records it wrote.
 
     Stored records are timed by the code that wrote them, so after a speed-up they overstate
     what is left; the probe's settings are real results and stay in the store (no work is lost).
@@ -973,4 +994,4 @@ def probe_costs(names: list[str], results_dir: str, data_dir=None, thin: int = 1
                 run_sweep(dataset, chosen, n_jobs=n_jobs)
                 log(f"probe {name}: {reg}: {len(chosen)} settings of {len(by_method)} methods, "
                     f"{time.perf_counter() - tick:.1f} s")
-    return measured_cost_per_setting(results_dir, written_after=start)
+    return measured_cost_parts(results_dir, written_after=start)
