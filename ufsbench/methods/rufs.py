@@ -11,8 +11,11 @@ from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import l21_reweight, laplacian, row_norms
 from ufsbench.numerics.graphs import sq_distances_at, nearest_neighbors, sparse_knn_graph
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
-from ufsbench.numerics.irls import smoothed_l21_norm, solve_gram_plus_diag
+from ufsbench.numerics.gram_solve import (data_gram, solve_weighted_gram_plus_diag,
+                                          solve_with_gram)
+from ufsbench.numerics.irls import smoothed_l21_norm, smoothed_row_norms, solve_gram_plus_diag
 from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
+from ufsbench.numerics.seeded_cache import cached_seeded_call
 
 
 def local_learning_weights(X: np.ndarray, k: int = 5, lambda_r: float = 0.1,
@@ -46,6 +49,17 @@ def local_learning_matrix(X: np.ndarray, k: int = 5, lambda_r: float = 0.1,
     sparse CSR), with A from :func:`local_learning_weights`."""
     IA = sp.identity(X.shape[0], format="csr") - local_learning_weights(X, k, lambda_r, sigma)
     return sp.csr_matrix(IA.T @ IA)
+
+
+def rufs_start(X: np.ndarray, n_clusters: int, random_state=None):
+    """(G0, F0) of RUFS (class doc, "Start"): the K-means scaled indicator (10 restarts) plus 0.2
+    x its mean non-zero entry, unit columns; F0 = max((G0^T G0)^{-1} G0^T X, 0) + 0.2 x its
+    mean positive entry. Data and seed only, so cached per data set and seed."""
+    G, _ = kmeans_scaled_indicator(X, n_clusters, random_state, offset=0.2)
+    F = np.linalg.lstsq(G, X, rcond=None)[0]
+    F = np.maximum(F, 0.0)
+    F += 0.2 * (F[F > 0].mean() if np.any(F > 0) else 1.0)
+    return G, F
 
 
 @register("rufs")
@@ -154,12 +168,26 @@ class RUFS(UFSSelector):
 
     def objective(self, X, G, F, W, L) -> float:
         """Smoothed penalised objective that the iterations decrease."""
-        eps, c = float(self.eps), G.shape[1]
+        eps = float(self.eps)
+        return self._objective(smoothed_row_norms(X - G @ F, eps),
+                               smoothed_row_norms(X @ W - G, eps), G, W, L)
+
+    def _objective(self, norms_r, norms_h, G, W, L) -> float:
+        """The objective from the smoothed row norms of X - G F (``norms_r``) and X W - G
+        (``norms_h``), which the next iteration's reweighting reuses (no n x d recomputation)."""
+        c = G.shape[1]
         GtG = G.T @ G
-        return float(smoothed_l21_norm(X - G @ F, eps) + self.nu * np.sum(G * (L @ G))
-                     + self.alpha * smoothed_l21_norm(X @ W - G, eps)
-                     + self.beta * smoothed_l21_norm(W, eps)
+        return float(float(norms_r.sum()) + self.nu * np.sum(G * (L @ G))
+                     + self.alpha * float(norms_h.sum())
+                     + self.beta * smoothed_l21_norm(W, self.eps)
                      + 0.25 * self.zeta * np.sum((GtG - np.eye(c)) ** 2))
+
+    def _initial_w(self, X, G, ratio):
+        """W0 = (X^T X + (beta/alpha) I)^{-1} X^T G0 (Qian's code); the d x d form reads X^T X
+        from the disk cache (one Gram per data set, not per grid setting)."""
+        if X.shape[1] > X.shape[0]:
+            return solve_gram_plus_diag(X, G, np.full(X.shape[1], ratio))
+        return solve_with_gram(cached_call(data_gram, X), X.T @ G, np.full(X.shape[1], ratio))
 
     def _fit(self, X):
         self._check_params()
@@ -170,22 +198,25 @@ class RUFS(UFSSelector):
         L = self.graph_matrix(X)
         L_pos, L_neg = pos_part(L), neg_part(L)
 
-        G, _ = kmeans_scaled_indicator(X, c, self.random_state, offset=0.2)
-        F = np.linalg.lstsq(G, X, rcond=None)[0]
-        F = np.maximum(F, 0.0)
-        F += 0.2 * (F[F > 0].mean() if np.any(F > 0) else 1.0)
-        W = solve_gram_plus_diag(X, G, np.full(X.shape[1], beta / alpha))
+        # G0, F0 depend on the data and the seed only: one K-means per data set and seed.
+        G, F = cached_seeded_call(rufs_start, X, self.random_state, n_clusters=c)
+        W = self._initial_w(X, G, beta / alpha)
 
+        # Smoothed row norms of the current X - G F and X W - G: every reweighting
+        # 1 / (2 sqrt(||r_i||^2 + eps)) below is 0.5 / these (bitwise l21_reweight), and the
+        # objective of one iteration provides both for the next one.
+        norms_r = smoothed_row_norms(X - G @ F, eps)
+        norms_h = smoothed_row_norms(X @ W - G, eps)
         history = []
         self.n_iter_ = 0
         for _ in range(self.max_iter):
             # 1. W-step: reweighted (Q_h, D_W) ridge regression, exact.
-            q_h = l21_reweight(X @ W - G, eps)
-            W = solve_gram_plus_diag(X, q_h[:, None] * G, (beta / alpha) * l21_reweight(W, eps),
-                                     q_h)
+            q_h = 0.5 / norms_h
+            W = solve_weighted_gram_plus_diag(X, q_h[:, None] * G,
+                                              (beta / alpha) * l21_reweight(W, eps), q_h)
             # 2. G-step: split multiplicative rule on the majorised G-objective.
             XW = X @ W
-            q_r = l21_reweight(X - G @ F, eps)[:, None]
+            q_r = (0.5 / norms_r)[:, None]
             q_h = l21_reweight(XW - G, eps)[:, None]
             XF = X @ F.T
             grad_pos = (q_r * (G @ (F @ F.T)) + q_r * neg_part(XF) + nu * (L_pos @ G)
@@ -198,7 +229,9 @@ class RUFS(UFSSelector):
             q_r = l21_reweight(X - G @ F, eps)[:, None]
             GQX = G.T @ (q_r * X)
             F = multiplicative_step(F, pos_part(GQX), (G.T @ (q_r * G)) @ F + neg_part(GQX))
-            history.append(self.objective(X, G, F, W, L))
+            norms_r = smoothed_row_norms(X - G @ F, eps)
+            norms_h = smoothed_row_norms(XW - G, eps)
+            history.append(self._objective(norms_r, norms_h, G, W, L))
             self.n_iter_ += 1
             if (len(history) > 1 and self.tol > 0
                     and history[-2] - history[-1] <= self.tol * abs(history[-2])):

@@ -1,0 +1,64 @@
+"""Regression W-steps (X^T M X + diag(r))^{-1} X^T B that reuse or halve their Gram products.
+
+``ufsbench.numerics.irls.solve_gram_plus_diag`` forms the Gram matrix afresh on every call. Two
+cheaper exact forms for the IRLS loops of RUFS and RSFS:
+
+* :func:`data_gram` / :func:`solve_with_gram`: when M = I only the diagonal r changes between
+  iterations, so X^T X is formed once per data set (``cached_call(data_gram, X)``) and each
+  iteration pays only its d x d Cholesky (the same Gram and the same LAPACK call as the primal
+  branch of ``solve_gram_plus_diag``: bitwise the same W for the same Gram).
+* :func:`solve_weighted_gram_plus_diag`: M = diag(m) > 0 changes every iteration (an l2,1 loss
+  over samples); X^T M X is formed as Z^T Z with Z = M^{1/2} X, which numpy hands to BLAS
+  ``syrk`` (a symmetric rank-k update: half the flops of the general product X^T (M X)), and
+  likewise the n x n form of the push-through identity (module doc of ``irls``). Same system,
+  same Cholesky; only the round-off of the Gram differs.
+
+Import by module path; nothing is exported from ``ufsbench.numerics``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ufsbench.numerics.irls import solve_psd
+
+
+def data_gram(X: np.ndarray) -> np.ndarray:
+    """X^T X (d x d): a data-only product, meant for ``cached_call(data_gram, X)``."""
+    return X.T @ X
+
+
+def solve_with_gram(gram: np.ndarray, XtB: np.ndarray, reg: np.ndarray) -> np.ndarray:
+    """(X^T X + diag(reg))^{-1} X^T B from a precomputed Gram X^T X and right-hand side X^T B."""
+    A = gram.copy()
+    A[np.diag_indices(A.shape[0])] += reg
+    return solve_psd(A, XtB)
+
+
+def solve_weighted_gram_plus_diag(X: np.ndarray, B: np.ndarray, reg: np.ndarray,
+                                  weights: np.ndarray, method: str = "auto") -> np.ndarray:
+    """W = (X^T diag(weights) X + diag(reg))^{-1} X^T B, both diagonals positive.
+
+    ``method``: "primal" (d x d system), "dual" (n x n, push-through) or "auto" (primal when
+    d <= n, the choice of ``solve_gram_plus_diag``). The symmetric products are formed as
+    Z^T Z / Z Z^T (BLAS syrk) instead of general products.
+    """
+    n, d = X.shape
+    reg = np.asarray(reg, dtype=float)
+    s = np.sqrt(weights)
+    if method == "auto":
+        method = "primal" if d <= n else "dual"
+    if method == "primal":
+        Z = s[:, None] * X                              # M^{1/2} X
+        A = Z.T @ Z                                     # X^T M X (syrk)
+        A[np.diag_indices(d)] += reg
+        return solve_psd(A, X.T @ B)
+    if method != "dual":
+        raise ValueError(f"unknown method {method!r}; use 'auto', 'primal' or 'dual'")
+    # (X^T M X + R)^{-1} X^T = R^{-1} X^T M^{1/2} (M^{1/2} X R^{-1} X^T M^{1/2} + I)^{-1} M^{-1/2},
+    # the symmetric n x n form of the push-through identity.
+    Z = s[:, None] * (X / np.sqrt(reg)[None, :])        # M^{1/2} X R^{-1/2}
+    A = Z @ Z.T                                         # (syrk)
+    A[np.diag_indices(n)] += 1.0
+    Y = s[:, None] * solve_psd(A, B / s[:, None])
+    return (X / reg[None, :]).T @ Y
