@@ -7,12 +7,12 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import linalg as sla
 
-from ufsbench.cache import cached_call
+from ufsbench.cache import DEFAULT_MIN_CELLS, cache_dir, cached_call
 from ufsbench.methods._checks import check_choice, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import graphs, knn_graph, l21_reweight, laplacian, row_norms, sym
-from ufsbench.numerics.irls import SOLVER_METHODS, smoothed_l21_norm, solve_gram_plus_diag
-from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
+from ufsbench.numerics.irls import SOLVER_METHODS, smoothed_l21_norm, solve_psd
+from ufsbench.numerics.nmf import multiplicative_step
 from ufsbench.numerics.spectral import (orthogonality_penalty, spectral_soft_indicator,
                                         unit_columns)
 
@@ -22,7 +22,8 @@ def split_products(L, X: np.ndarray, S_inv: np.ndarray, alpha: float, F: np.ndar
     """M^+ F and M^- F for M = L + alpha (I - X S_inv X^T) (NDFS Eq. (13)), row block by block.
 
     L is sparse (n x n), S_inv symmetric (d x d). Equal to ``pos_part(M) @ F`` and
-    ``neg_part(M) @ F`` of the dense M, with O(block x n) memory instead of n x n.
+    ``neg_part(M) @ F`` of the dense M, with O(block x n) memory instead of n x n. The reference
+    form (``solver="dense"`` on large n); the fits use :func:`split_products_sym`.
     """
     n = X.shape[0]
     L = sp.csr_matrix(L)
@@ -37,6 +38,66 @@ def split_products(L, X: np.ndarray, S_inv: np.ndarray, alpha: float, F: np.ndar
         plus[rows] = np.maximum(Mb, 0.0) @ F
         minus[rows] = np.maximum(-Mb, 0.0) @ F
     return plus, minus
+
+
+def split_products_sym(A, dense_block, F: np.ndarray,
+                       block_cells: int = 1 << 22) -> tuple[np.ndarray, np.ndarray]:
+    """M^+ F and M^- F for a symmetric M = A - N, A sparse, N dense and given block by block.
+
+    ``dense_block(rows, start)`` returns N[rows, start:] (a fresh array, overwritten here). Off the
+    sparse pattern of A the sign split of M is the split of -N (M^+ = max(-N, 0),
+    M^- = max(N, 0)); on it (the kNN edges and the diagonal, O(k n) entries) the entries of M
+    are recomputed, so the result equals ``pos_part(M) @ F, neg_part(M) @ F`` up to round-off.
+    Only the upper block triangle of N is formed: the block (I, J > I) serves row block I and,
+    transposed, row block J (M is symmetric), which halves the O(n^2 r) products.
+    """
+    A = sp.csr_matrix(A)
+    n = A.shape[0]
+    block = max(1, min(n, block_cells // n))
+    plus, minus = np.zeros_like(F), np.zeros_like(F)
+    for start in range(0, n, block):
+        stop = min(start + block, n)
+        N = dense_block(slice(start, stop), start)                  # N[rows, start:]
+        pattern = A[start:stop, start:].tocoo()
+        pattern.sum_duplicates()
+        m = pattern.data - N[pattern.row, pattern.col]               # M on A's pattern
+        Mn = np.maximum(N, 0.0)                                      # M^- off the pattern
+        Mp = np.subtract(Mn, N, out=N)                               # max(-N, 0), exact
+        Mp[pattern.row, pattern.col] = np.maximum(m, 0.0)
+        Mn[pattern.row, pattern.col] = np.maximum(-m, 0.0)
+        plus[start:stop] += Mp @ F[start:]
+        minus[start:stop] += Mn @ F[start:]
+        if stop < n:                                                 # the transposed blocks
+            plus[stop:] += Mp[:, stop - start:].T @ F[start:stop]
+            minus[stop:] += Mn[:, stop - start:].T @ F[start:stop]
+    return plus, minus
+
+
+def primal_factor(XtX: np.ndarray, reg: np.ndarray):
+    """Cholesky factor R (upper) of X^T X + diag(reg), or None when Cholesky fails.
+
+    With Z = X R^{-1}, X (X^T X + beta D)^{-1} X^T = Z Z^T (Eq. (13)), one n^2 d/2 product.
+    """
+    G = XtX.copy()
+    G[np.diag_indices_from(G)] += reg
+    try:
+        return sla.cholesky(G, lower=False, check_finite=False)
+    except np.linalg.LinAlgError:
+        return None
+
+
+def dual_inverse(X: np.ndarray, reg: np.ndarray) -> np.ndarray:
+    """(X R^{-1} X^T + I)^{-1} (n x n) for R = diag(reg): by push-through,
+    I - X (X^T X + R)^{-1} X^T = (X R^{-1} X^T + I)^{-1}, so Eq. (13) needs no d x n solve."""
+    Y = X / np.sqrt(reg)[None, :]
+    A = Y @ Y.T                                                      # symmetric (syrk)
+    A[np.diag_indices_from(A)] += 1.0
+    c, info = sla.lapack.dpotrf(A, lower=1, clean=1)
+    if info == 0:
+        inv, info = sla.lapack.dpotri(c, lower=1)
+    if info != 0:                                                    # not reached: A >= I
+        return sym(sla.inv(A))
+    return np.tril(inv) + np.tril(inv, -1).T
 
 
 @register("ndfs")
@@ -124,34 +185,71 @@ class NDFS(UFSSelector):
                 + self.alpha * (float(np.sum(R * R)) + self.beta * smoothed_l21_norm(W, self.eps))
                 + 0.5 * self.gamma * orthogonality_penalty(F))
 
+    def _start(self, X, L, large: bool):
+        """F_0 and its labels. They depend on X and fixed parameters only (not alpha, beta), so
+        with an integer seed a grid sweep reads them from the disk cache: the n x n eigensolve
+        and the 10 K-means restarts run once per data set instead of once per grid point."""
+        seed = self.random_state
+        if (isinstance(seed, (int, np.integer)) and cache_dir() is not None
+                and X.size >= DEFAULT_MIN_CELLS):
+            return cached_call(spectral_start, X, k=min(self.k, X.shape[0] - 1),
+                               sigma=self.sigma, large=large, n_clusters=self.n_clusters_,
+                               random_state=int(seed), init_offset=float(self.init_offset))
+        return spectral_soft_indicator(L, self.n_clusters_, seed, self.init_offset)
+
+    def _f_step_products(self, X, A, XtX, weights):
+        """(plus_minus(F), w_step(F)) for the current D: M^+ F and M^- F of Eq. (13) and the
+        W-step of Eq. (11). A is the sparse part of M (see ``_fit``).
+
+        d <= n: R^T R = X^T X + beta D (X^T X formed once per fit), Z = sqrt(alpha) X R^{-1},
+        M = (L + alpha I) - Z Z^T. d > n (``woodbury``): M = L + alpha (X (beta D)^{-1} X^T +
+        I)^{-1} (push-through), one n x n Cholesky inverse. Either way the n x n dense part is
+        formed once, as its upper block triangle (:func:`split_products_sym`), instead of the
+        three n x n x d products and the n x n solve of the reference form.
+        """
+        reg = self.beta * weights
+        if XtX is None:                                              # d > n, n x n form
+            inv = dual_inverse(X, reg)
+            XR = X / reg[None, :]
+            return (lambda F: split_products_sym(A, lambda r, s: -self.alpha * inv[r, s:], F),
+                    lambda F: XR.T @ (inv @ F))
+        R = primal_factor(XtX, reg)
+        if R is not None:
+            Z = np.sqrt(self.alpha) * sla.solve_triangular(R, X.T, trans="T",
+                                                           check_finite=False).T
+            return (lambda F: split_products_sym(A, lambda r, s: Z[r] @ Z[s:].T, F),
+                    lambda F: sla.cho_solve((R, False), X.T @ F, check_finite=False))
+        # Cholesky failed (extreme beta / alpha): least-squares inverse, with solve_psd's warning.
+        G = XtX.copy()
+        G[np.diag_indices_from(G)] += reg
+        S_inv = sym(solve_psd(G, np.eye(X.shape[1])))
+        XS = self.alpha * (X @ S_inv)
+        return (lambda F: split_products_sym(A, lambda r, s: XS[r] @ X[s:].T, F),
+                lambda F: S_inv @ (X.T @ F))
+
     def _fit(self, X):
         self._check_params()
         n, d = X.shape
-        c = self.n_clusters_
         method = SOLVER_METHODS[self.solver]
         large = n >= graphs.SPARSE_MIN_SAMPLES and method != "dual" and d <= n
         graph = graphs.sparse_knn_graph if large else knn_graph
         S = cached_call(graph, X, k=min(self.k, n - 1), weight="heat", sigma=self.sigma)
         L = laplacian(S, normalized=True)
-        F, self.init_labels_ = spectral_soft_indicator(L, c, self.random_state, self.init_offset)
+        F, self.init_labels_ = self._start(X, L, large)
+        primal = method == "primal" or (method == "auto" and d <= n)
+        XtX = X.T @ X if primal else None                            # fixed across iterations
+        A = sp.csr_matrix(L)                                         # the sparse part of M
+        if primal:
+            A = A + self.alpha * sp.identity(n, format="csr")
         weights = np.ones(d)                                         # D_0 = I
         history = []
-        eye = None if large else np.eye(n)
         for _ in range(self.max_iter):
-            if large:
-                G = X.T @ X
-                G[np.diag_indices(d)] += self.beta * weights
-                S_inv = sym(sla.inv(G, check_finite=False))          # (X^T X + beta D)^{-1}
-                Mp_F, Mn_F = split_products(L, X, S_inv, self.alpha, F)
-                T = None
-            else:
-                T = solve_gram_plus_diag(X, eye, self.beta * weights, method=method)  # d x n
-                M = sym(L + self.alpha * (eye - X @ T))              # Eq. (13)
-                Mp_F, Mn_F = pos_part(M) @ F, neg_part(M) @ F
+            split, w_step = self._f_step_products(X, A, XtX, weights)
+            Mp_F, Mn_F = split(F)
             F = multiplicative_step(F, self.gamma * F + Mn_F,
                                     Mp_F + self.gamma * F @ (F.T @ F))
             F = unit_columns(F)
-            W = S_inv @ (X.T @ F) if large else T @ F                # Eq. (11)
+            W = w_step(F)                                            # Eq. (11)
             weights = l21_reweight(W, eps=self.eps)
             history.append(self.objective(X, F, W, L))
             if len(history) > 1 and history[-2] - history[-1] <= self.tol * abs(history[-2]):
@@ -162,3 +260,12 @@ class NDFS(UFSSelector):
         self.objective_history_ = history
         self.n_iter_ = len(history)
         self.scores_ = row_norms(W)
+
+
+def spectral_start(X: np.ndarray, *, k: int, sigma, large: bool, n_clusters: int,
+                   random_state: int, init_offset: float):
+    """NDFS's start (F_0, labels) from X alone: spectral clustering on the kNN Laplacian."""
+    graph = graphs.sparse_knn_graph if large else knn_graph
+    S = cached_call(graph, X, k=k, weight="heat", sigma=sigma)
+    return spectral_soft_indicator(laplacian(S, normalized=True), n_clusters, random_state,
+                                   init_offset)
