@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from ufsbench.cache import cached_call
 from ufsbench.methods._checks import check_choice, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import knn_graph, l21_reweight, laplacian, row_norms
+from ufsbench.numerics.gram_solve import data_gram, solve_with_gram
 from ufsbench.numerics.irls import SOLVER_METHODS, smoothed_l21_norm, solve_gram_plus_diag
 from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
 from ufsbench.numerics.prox import soft_threshold
+from ufsbench.numerics.seeded_cache import cached_seeded_call
 from ufsbench.numerics.spectral import (orthogonality_penalty, spectral_soft_indicator,
                                         unit_columns)
 
@@ -22,6 +25,19 @@ def row_normalised_laplacian(S: np.ndarray) -> np.ndarray:
     inv[degree > 0] = 1.0 / degree[degree > 0]
     P = inv[:, None] * S
     return laplacian(P + P.T)
+
+
+def rsfs_start(X: np.ndarray, k: int, sigma, n_clusters: int, random_state, init_offset: float):
+    """(L, Y0, labels): the graph Laplacian of RSFS's code (sparse CSR, for the iterations) and
+    the spectral-clustering start. Data, graph parameters and seed only: cached per data set.
+
+    Y0 comes from the dense L exactly as before (dense subset eigh below SPARSE_MIN_SAMPLES);
+    only the returned copy is sparse (the same entries: L has O(n k) non-zeros, and the
+    iterations' L Y products cost O(n k c) instead of O(n^2 c))."""
+    S = cached_call(knn_graph, X, k=k, weight="heat", sigma=sigma)
+    L = row_normalised_laplacian(S)
+    Y, labels = spectral_soft_indicator(L, n_clusters, random_state, init_offset)
+    return sp.csr_matrix(L), Y, labels
 
 
 @register("rsfs")
@@ -79,7 +95,11 @@ class RSFS(UFSSelector):
 
     def objective(self, X, Y, W, Z, L) -> float:
         """The penalised objective of the docstring (``objective_history_``)."""
-        R = Y - X @ W - Z
+        return self._objective(X @ W, Y, W, Z, L)
+
+    def _objective(self, XW, Y, W, Z, L) -> float:
+        """The objective with X W given (the iteration has it already)."""
+        R = Y - XW - Z
         return (float(np.sum(Y * (L @ Y))) + self.alpha * float(np.sum(R * R))
                 + self.beta * smoothed_l21_norm(W, self.eps) + self.nu * float(np.abs(Z).sum())
                 + 0.5 * self.gamma * orthogonality_penalty(Y))
@@ -91,20 +111,30 @@ class RSFS(UFSSelector):
         check_number(owner, "nu", self.nu, low=0.0, hint="the l1 weight of Z, e.g. 1.0")
         check_choice(owner, "solver", self.solver, SOLVER_METHODS)
 
+    def _w_step(self, X, B, weights, gram):
+        """W = (X^T X + (beta/alpha) D)^{-1} X^T B: from the cached X^T X in the d x d form (only
+        D changes between iterations), else the n x n (Woodbury) form."""
+        reg = (self.beta / self.alpha) * weights
+        if gram is not None:
+            return solve_with_gram(gram, X.T @ B, reg)
+        return solve_gram_plus_diag(X, B, reg, method="dual")
+
     def _fit(self, X):
         self._check_params()
         n, d = X.shape
         c = self.n_clusters_
-        S = cached_call(knn_graph, X, k=min(self.k, n - 1), weight="heat", sigma=self.sigma)
-        L = row_normalised_laplacian(S)
+        L, Y, self.init_labels_ = cached_seeded_call(
+            rsfs_start, X, self.random_state, k=min(self.k, n - 1), sigma=self.sigma,
+            n_clusters=c, init_offset=self.init_offset)
         Lp, Lm = pos_part(L), neg_part(L)
-        Y, self.init_labels_ = spectral_soft_indicator(L, c, self.random_state, self.init_offset)
+        method = SOLVER_METHODS[self.solver]
+        primal = method == "primal" or (method == "auto" and d <= n)
+        gram = cached_call(data_gram, X) if primal else None        # X^T X, once per data set
         Z = np.zeros((n, c))
         weights = np.ones(d)                                         # D = I
         history = []
         for _ in range(self.max_iter):
-            W = solve_gram_plus_diag(X, Y - Z, (self.beta / self.alpha) * weights,
-                                     method=SOLVER_METHODS[self.solver])
+            W = self._w_step(X, Y - Z, weights, gram)
             weights = l21_reweight(W, eps=self.eps)
             XW = X @ W
             Z = soft_threshold(Y - XW, self.nu / (2.0 * self.alpha))
@@ -112,7 +142,7 @@ class RSFS(UFSSelector):
             num = Lm @ Y + self.gamma * Y + self.alpha * pos_part(A)
             den = Lp @ Y + self.alpha * Y + self.gamma * Y @ (Y.T @ Y) + self.alpha * neg_part(A)
             Y = unit_columns(multiplicative_step(Y, np.sqrt(num), np.sqrt(den)))
-            history.append(self.objective(X, Y, W, Z, L))
+            history.append(self._objective(XW, Y, W, Z, L))
             if len(history) > 1 and (history[-2] - history[-1]) < self.tol * abs(history[-1]):
                 break
         self.Y_, self.W_, self.Z_ = Y, W, Z
