@@ -238,7 +238,8 @@ class NDFS(UFSSelector):
         F, self.init_labels_ = self._start(X, L, large)
         primal = method == "primal" or (method == "auto" and d <= n)
         XtX = X.T @ X if primal else None                            # fixed across iterations
-        A = sp.csr_matrix(L)                                         # the sparse part of M
+        L = sp.csr_matrix(L)                     # kNN pattern: O(k n) products in M F and J
+        A = L                                                        # the sparse part of M
         if primal:
             A = A + self.alpha * sp.identity(n, format="csr")
         weights = np.ones(d)                                         # D_0 = I

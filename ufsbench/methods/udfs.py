@@ -9,7 +9,9 @@ from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods._checks import check_choice, check_number
 from ufsbench.methods.base import UFSSelector, register
-from ufsbench.numerics import eigh_smallest, l21_reweight, row_norms
+from scipy import linalg as sla
+
+from ufsbench.numerics import l21_reweight, row_norms
 from ufsbench.numerics.graphs import nearest_neighbors
 from ufsbench.numerics.irls import smoothed_l21_norm
 from ufsbench.numerics.local_discriminant import linear_local_discriminant_laplacian
@@ -41,6 +43,32 @@ def expected_row_sqnorms(vals: np.ndarray, V: np.ndarray, d: int, c: int) -> np.
         return (c / q) * null_lev
     low = V[:, np.argsort(vals)[: c - q]]
     return null_lev + np.einsum("ij,ij->i", low, low)
+
+
+def first_step(X: np.ndarray, *, k: int, lam: float, solver: str, n_clusters: int):
+    """(M or B, E||w_1^i||^2, low_sum): the d x d M = X^T L_loc X ("dense") or its factor
+    B (M = B B^T, "lowrank"), the rotation-averaged squared row norms of the first step's W
+    (D_0 = I, :func:`expected_row_sqnorms`) and the sum of the c smallest eigenvalues of M.
+
+    Depends on (X, k, lam, c) only, so a sweep over gamma reads it from the disk cache
+    (``ufsbench.cache``) instead of repeating the full eigendecomposition for every gamma.
+    """
+    d, c = X.shape[1], n_clusters
+    L = cached_call(local_discriminant_matrix, X, k=k, lam=lam)
+    if solver == "dense":
+        factor = X.T @ (L @ X)                                       # M = X^T L X (d x d)
+        factor = 0.5 * (factor + factor.T)
+        vals, V = np.linalg.eigh(factor)
+    else:
+        lv, lU = np.linalg.eigh(L.toarray())                         # d > n: n is small
+        keep = lv > 1e-12 * max(lv.max(), 1e-300)
+        factor = X.T @ (lU[:, keep] * np.sqrt(lv[keep]))            # M = X^T L X = B B^T
+        V, s, _ = np.linalg.svd(factor, full_matrices=False)
+        vals = s ** 2
+    nonzero = vals > NULL_TOL * max(vals.max(initial=0.0), 1e-300)
+    sq = expected_row_sqnorms(vals[nonzero], V[:, nonzero], d, c)
+    low_sum = float(np.sort(vals[nonzero])[: max(c - (d - nonzero.sum()), 0)].sum())
+    return factor, sq, low_sum
 
 
 @register("udfs")
@@ -122,43 +150,31 @@ class UDFS(UFSSelector):
         L = cached_call(local_discriminant_matrix, X, k=min(self.k, n - 1), lam=float(self.lam))
         self.local_laplacian_ = L
         solver = self.solver if self.solver != "auto" else ("lowrank" if d > n else "dense")
-        if solver == "dense":
-            M = X.T @ (L @ X)                                        # M = X^T L X (d x d)
-            M = 0.5 * (M + M.T)
-        else:
-            lv, lU = np.linalg.eigh(L.toarray())                     # d > n: n is small
-            keep = lv > 1e-12 * max(lv.max(), 1e-300)
-            B = X.T @ (lU[:, keep] * np.sqrt(lv[keep]))             # M = X^T L X = B B^T
-
-        # Step 1, D_0 = I (rotation-averaged when W_1 is not unique, see the docstring).
-        if solver == "dense":
-            vals, V = np.linalg.eigh(M)
-        else:
-            V, s, _ = np.linalg.svd(B, full_matrices=False)
-            vals = s ** 2
-        nonzero = vals > NULL_TOL * max(vals.max(initial=0.0), 1e-300)
-        sq = expected_row_sqnorms(vals[nonzero], V[:, nonzero], d, c)
-        history = [float(np.sort(vals[nonzero])[: max(c - (d - nonzero.sum()), 0)].sum())
-                   + self.gamma * float(np.sqrt(sq + self.eps).sum())]
+        # M (or its factor B) and the first step depend on (X, k, lam, c) only, not on gamma.
+        factor, sq, low_sum = cached_call(first_step, X, k=min(self.k, n - 1),
+                                          lam=float(self.lam), solver=solver, n_clusters=c)
+        history = [low_sum + self.gamma * float(np.sqrt(sq + self.eps).sum())]
         W = None
         if self.gamma > 0:
             weights = l21_reweight(np.sqrt(sq)[:, None], eps=self.eps)
             history = []
+            eye = None if solver == "dense" else np.eye(factor.shape[1])
             for _ in range(self.max_iter):
                 diag = self.gamma * weights
                 if solver == "dense":
-                    P = M.copy()
+                    P = factor.copy()                                # exactly symmetric
                     P[np.diag_indices(d)] += diag
-                    _, W = eigh_smallest(P, c)
+                    _, W = sla.eigh(P, subset_by_index=[0, c - 1], driver="evr",
+                                    overwrite_a=True, check_finite=False)
                 else:
                     # gamma D + B B^T: positive diagonal plus a PSD low-rank term, so min(diag)
                     # bounds its spectrum from below (the shift of the inverse iteration).
-                    _, W = smallest_eigh_shift_invert(diag, B, np.eye(B.shape[1]), c, v0=W,
+                    _, W = smallest_eigh_shift_invert(diag, factor, eye, c, v0=W,
                                                       lower_bound=float(diag.min()))
                 if solver == "dense":
-                    quad = float(np.sum(W * (M @ W)))                 # Tr(W^T M W)
+                    quad = float(np.sum(W * (factor @ W)))            # Tr(W^T M W)
                 else:
-                    BW = B.T @ W
+                    BW = factor.T @ W
                     quad = float(np.sum(BW * BW))
                 history.append(quad + self.gamma * smoothed_l21_norm(W, self.eps))
                 weights = l21_reweight(W, eps=self.eps)
