@@ -77,3 +77,69 @@ def test_woodbury_matches_dense_when_d_exceeds_n(wide_data):
 def test_bad_parameters(data):
     with pytest.raises(UFSBenchError, match="nu"):
         make_selector("rsfs", nu=-1.0).fit(data.X)
+
+
+# -- the fast fit against a frozen copy of the session-start fit (commit 0df8ac1) ----------------
+
+def reference_rsfs_scores(sel, X):
+    """RSFS's fit as at commit 0df8ac1: dense Laplacian, Gram formed in every W-step, no cache.
+    Returns (scores, objective history)."""
+    from ufsbench.methods.rsfs import row_normalised_laplacian
+    from ufsbench.numerics import l21_reweight
+    from ufsbench.numerics.irls import SOLVER_METHODS, solve_gram_plus_diag
+    from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
+    from ufsbench.numerics.spectral import spectral_soft_indicator, unit_columns
+
+    n, d = X.shape
+    L = row_normalised_laplacian(knn_graph(X, k=min(sel.k, n - 1), weight="heat", sigma=None))
+    Y, _ = spectral_soft_indicator(L, sel.n_clusters, sel.random_state, sel.init_offset)
+    Z, weights, history = np.zeros((n, sel.n_clusters)), np.ones(d), []
+    for _ in range(sel.max_iter):
+        W = solve_gram_plus_diag(X, Y - Z, (sel.beta / sel.alpha) * weights,
+                                 method=SOLVER_METHODS[sel.solver])
+        weights = l21_reweight(W, eps=sel.eps)
+        XW = X @ W
+        Z = soft_threshold(Y - XW, sel.nu / (2.0 * sel.alpha))
+        A = XW + Z
+        num = neg_part(L) @ Y + sel.gamma * Y + sel.alpha * pos_part(A)
+        den = (pos_part(L) @ Y + sel.alpha * Y + sel.gamma * Y @ (Y.T @ Y)
+               + sel.alpha * neg_part(A))
+        Y = unit_columns(multiplicative_step(Y, np.sqrt(num), np.sqrt(den)))
+        history.append(sel.objective(X, Y, W, Z, L))
+        if len(history) > 1 and (history[-2] - history[-1]) < sel.tol * abs(history[-1]):
+            break
+    return np.linalg.norm(W, axis=1), history
+
+
+@pytest.mark.parametrize("which, solver", [("data", "auto"), ("wide_data", "auto"),
+                                           ("wide_data", "dense")])
+@pytest.mark.parametrize("alpha, beta, nu", [(1.0, 1.0, 1.0), (1e-3, 1e-3, 1e-3), (1e3, 1e3, 1e3),
+                                             (1e-3, 1e3, 1e3), (1e2, 1e-2, 1e-1)])
+def test_fit_equals_session_start_fit(request, which, solver, alpha, beta, nu):
+    X = request.getfixturevalue(which).X
+    sel = make_selector("rsfs", n_clusters=3, random_state=0, alpha=alpha, beta=beta, nu=nu,
+                        solver=solver).fit(X)
+    scores, history = reference_rsfs_scores(sel, X)
+    np.testing.assert_allclose(sel.objective_history_, history, rtol=1e-9)
+    np.testing.assert_allclose(sel.scores_, scores, rtol=1e-9, atol=1e-12 * scores.max())
+    assert np.array_equal(np.sort(np.argsort(-sel.scores_, kind="stable")[:6]),
+                          np.sort(np.argsort(-scores, kind="stable")[:6]))
+
+
+@pytest.mark.parametrize("shape", [(210, 480), (480, 210)])          # n x n and d x d forms
+def test_disk_cached_start_gives_the_same_fit(shape, tmp_path, monkeypatch):
+    # >= 100,000 cells: the graph, spectral start and X^T X go through the disk cache; a second
+    # fit reads them back and must reproduce the first bit for bit.
+    from ufsbench.datasets.synthetic import make_synthetic
+
+    X = make_synthetic(n_samples=shape[0], n_features=shape[1], n_informative=6, n_clusters=3,
+                       random_state=2).X
+    kw = dict(n_clusters=3, random_state=5, max_iter=3)
+    monkeypatch.setenv("UFSBENCH_CACHE", "off")
+    direct = make_selector("rsfs", **kw).fit(X)
+    monkeypatch.setenv("UFSBENCH_CACHE", str(tmp_path))
+    first = make_selector("rsfs", **kw).fit(X)
+    assert any(tmp_path.rglob("*.pkl"))
+    second = make_selector("rsfs", **kw).fit(X)
+    assert np.array_equal(first.scores_, second.scores_)
+    assert np.array_equal(direct.scores_, first.scores_)

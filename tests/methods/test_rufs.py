@@ -112,3 +112,85 @@ def test_large_n_fit_forms_no_n_by_n_array():
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 8 * n * n / 2                     # one float64 n x n array: 72 MB
+
+
+# -- the fast fit against a frozen copy of the session-start fit (commit 0df8ac1) ----------------
+
+def reference_rufs_scores(sel, X):
+    """RUFS's fit as at commit 0df8ac1: every Gram formed by general products, every residual
+    recomputed, no cache. Returns (scores, objective history)."""
+    from ufsbench.numerics import l21_reweight
+    from ufsbench.numerics.indicators import kmeans_scaled_indicator
+    from ufsbench.numerics.irls import solve_gram_plus_diag
+    from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
+
+    c, (alpha, beta, nu, zeta, eps) = sel.n_clusters, (sel.alpha, sel.beta, sel.nu, sel.zeta,
+                                                       sel.eps)
+    L = sel.graph_matrix(X)
+    G, _ = kmeans_scaled_indicator(X, c, sel.random_state, offset=0.2)
+    F = np.maximum(np.linalg.lstsq(G, X, rcond=None)[0], 0.0)
+    F += 0.2 * F[F > 0].mean()
+    W = solve_gram_plus_diag(X, G, np.full(X.shape[1], beta / alpha))
+    history = []
+    for _ in range(sel.max_iter):
+        q_h = l21_reweight(X @ W - G, eps)
+        W = solve_gram_plus_diag(X, q_h[:, None] * G, (beta / alpha) * l21_reweight(W, eps), q_h)
+        XW, XF = X @ W, X @ F.T
+        q_r = l21_reweight(X - G @ F, eps)[:, None]
+        q_h = l21_reweight(XW - G, eps)[:, None]
+        grad_pos = (q_r * (G @ (F @ F.T)) + q_r * neg_part(XF) + nu * (pos_part(L) @ G)
+                    + alpha * q_h * G + alpha * q_h * neg_part(XW) + 0.5 * zeta * (G @ (G.T @ G)))
+        grad_neg = (q_r * pos_part(XF) + nu * (neg_part(L) @ G) + alpha * q_h * pos_part(XW)
+                    + 0.5 * zeta * G)
+        G = multiplicative_step(G, grad_neg ** sel.exponent, grad_pos ** sel.exponent)
+        q_r = l21_reweight(X - G @ F, eps)[:, None]
+        GQX = G.T @ (q_r * X)
+        F = multiplicative_step(F, pos_part(GQX), (G.T @ (q_r * G)) @ F + neg_part(GQX))
+        history.append(sel.objective(X, G, F, W, L))
+        if len(history) > 1 and history[-2] - history[-1] <= sel.tol * abs(history[-2]):
+            break
+    return np.linalg.norm(W, axis=1), history
+
+
+@pytest.mark.parametrize("which", ["data", "wide_data"])          # d x d and n x n W-steps
+@pytest.mark.parametrize("nu, alpha, beta", [(1.0, 1.0, 1.0), (1e-6, 1e-6, 1e-6), (1e6, 1e6, 1e6),
+                                             (1e6, 1e-6, 1e6), (1e-2, 1e2, 1e-4)])
+def test_fit_equals_session_start_fit(request, which, nu, alpha, beta):
+    X = request.getfixturevalue(which).X
+    sel = make_selector("rufs", n_clusters=3, random_state=0, nu=nu, alpha=alpha, beta=beta,
+                        max_iter=8).fit(X)
+    scores, history = reference_rufs_scores(sel, X)
+    np.testing.assert_allclose(sel.objective_history_, history, rtol=1e-9)
+    np.testing.assert_allclose(sel.scores_, scores, rtol=1e-9, atol=1e-12 * scores.max())
+    assert np.array_equal(np.sort(np.argsort(-sel.scores_, kind="stable")[:6]),
+                          np.sort(np.argsort(-scores, kind="stable")[:6]))
+
+
+@pytest.mark.parametrize("shape", [(210, 480), (480, 210)])          # n x n and d x d forms
+def test_disk_cached_start_gives_the_same_fit(shape, tmp_path, monkeypatch):
+    # >= 100,000 cells, so that the K-means start, the graph and X^T X go through the disk cache;
+    # a second fit reads them back and must reproduce the first bit for bit.
+    from ufsbench.datasets.synthetic import make_synthetic
+
+    X = make_synthetic(n_samples=shape[0], n_features=shape[1], n_informative=6, n_clusters=3,
+                       random_state=2).X
+    kw = dict(n_clusters=3, random_state=5, max_iter=3, alpha=1e-2)
+    monkeypatch.setenv("UFSBENCH_CACHE", "off")
+    direct = make_selector("rufs", **kw).fit(X)
+    monkeypatch.setenv("UFSBENCH_CACHE", str(tmp_path))
+    first = make_selector("rufs", **kw).fit(X)
+    assert any(tmp_path.rglob("*.pkl"))
+    second = make_selector("rufs", **kw).fit(X)
+    assert np.array_equal(first.scores_, second.scores_)
+    assert np.array_equal(direct.scores_, first.scores_)
+
+
+def test_unseeded_start_is_not_cached(data, monkeypatch):
+    # random_state=None or a RandomState must never be served from the cache (not a key).
+    from ufsbench.numerics import seeded_cache
+
+    calls = []
+    monkeypatch.setattr(seeded_cache, "cached_call", lambda *a, **k: calls.append(1))
+    rs = np.random.RandomState(0)
+    make_selector("rufs", n_clusters=3, random_state=rs, max_iter=2).fit(data.X)
+    assert calls == []

@@ -9,8 +9,9 @@ from ufsbench.cache import cached_call
 from ufsbench.methods._checks import check_choice, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import knn_graph, l21_reweight, laplacian, row_norms
-from ufsbench.numerics.gram_solve import data_gram, solve_with_gram
-from ufsbench.numerics.irls import SOLVER_METHODS, smoothed_l21_norm, solve_gram_plus_diag
+from ufsbench.numerics.gram_solve import (data_gram, solve_weighted_gram_plus_diag,
+                                          solve_with_gram)
+from ufsbench.numerics.irls import SOLVER_METHODS, smoothed_l21_norm
 from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
 from ufsbench.numerics.prox import soft_threshold
 from ufsbench.numerics.seeded_cache import cached_seeded_call
@@ -113,11 +114,11 @@ class RSFS(UFSSelector):
 
     def _w_step(self, X, B, weights, gram):
         """W = (X^T X + (beta/alpha) D)^{-1} X^T B: from the cached X^T X in the d x d form (only
-        D changes between iterations), else the n x n (Woodbury) form."""
+        D changes between iterations), else the n x n (Woodbury) form with a syrk Gram."""
         reg = (self.beta / self.alpha) * weights
         if gram is not None:
             return solve_with_gram(gram, X.T @ B, reg)
-        return solve_gram_plus_diag(X, B, reg, method="dual")
+        return solve_weighted_gram_plus_diag(X, B, reg, method="dual")
 
     def _fit(self, X):
         self._check_params()

@@ -36,8 +36,10 @@ def solve_with_gram(gram: np.ndarray, XtB: np.ndarray, reg: np.ndarray) -> np.nd
 
 
 def solve_weighted_gram_plus_diag(X: np.ndarray, B: np.ndarray, reg: np.ndarray,
-                                  weights: np.ndarray, method: str = "auto") -> np.ndarray:
-    """W = (X^T diag(weights) X + diag(reg))^{-1} X^T B, both diagonals positive.
+                                  weights: np.ndarray | None = None,
+                                  method: str = "auto") -> np.ndarray:
+    """W = (X^T diag(weights) X + diag(reg))^{-1} X^T B, both diagonals positive (``weights``
+    None: the identity, X^T X + diag(reg)).
 
     ``method``: "primal" (d x d system), "dual" (n x n, push-through) or "auto" (primal when
     d <= n, the choice of ``solve_gram_plus_diag``). The symmetric products are formed as
@@ -45,11 +47,11 @@ def solve_weighted_gram_plus_diag(X: np.ndarray, B: np.ndarray, reg: np.ndarray,
     """
     n, d = X.shape
     reg = np.asarray(reg, dtype=float)
-    s = np.sqrt(weights)
+    s = None if weights is None else np.sqrt(weights)
     if method == "auto":
         method = "primal" if d <= n else "dual"
     if method == "primal":
-        Z = s[:, None] * X                              # M^{1/2} X
+        Z = X if s is None else s[:, None] * X          # M^{1/2} X
         A = Z.T @ Z                                     # X^T M X (syrk)
         A[np.diag_indices(d)] += reg
         return solve_psd(A, X.T @ B)
@@ -57,8 +59,13 @@ def solve_weighted_gram_plus_diag(X: np.ndarray, B: np.ndarray, reg: np.ndarray,
         raise ValueError(f"unknown method {method!r}; use 'auto', 'primal' or 'dual'")
     # (X^T M X + R)^{-1} X^T = R^{-1} X^T M^{1/2} (M^{1/2} X R^{-1} X^T M^{1/2} + I)^{-1} M^{-1/2},
     # the symmetric n x n form of the push-through identity.
-    Z = s[:, None] * (X / np.sqrt(reg)[None, :])        # M^{1/2} X R^{-1/2}
+    Z = X / np.sqrt(reg)[None, :]                       # M^{1/2} X R^{-1/2}
+    if s is not None:
+        Z *= s[:, None]
+        B = B / s[:, None]
     A = Z @ Z.T                                         # (syrk)
     A[np.diag_indices(n)] += 1.0
-    Y = s[:, None] * solve_psd(A, B / s[:, None])
+    Y = solve_psd(A, B)
+    if s is not None:
+        Y *= s[:, None]
     return (X / reg[None, :]).T @ Y
