@@ -47,9 +47,9 @@ def test_lasso_drops_happen_and_match():
     y = rng.standard_normal(20)
     _, _, coefs = _sklearn_path(X, y, 1e-3, 150)
     path = lasso_lars_ridge_path(X, X.T @ y, 1e-3, max_iter=150)
-    nnz = path.nnz()
-    assert np.any(np.diff(nnz) < 0)                      # drops exercised
-    assert nnz.max() > 20                                # the ridge lets |A| exceed n
+    sizes = np.array([len(a) for a in path.active])
+    assert np.any(np.diff(sizes) < 0)                    # drops exercised
+    assert path.nnz().max() > 20                         # the ridge lets |A| exceed n
     assert np.max(np.abs(path.dense() - coefs)) < 1e-8
 
 
@@ -77,3 +77,21 @@ def test_cholesky_delete_gives_factor_of_reduced_matrix():
         L6 = np.tril(L[:6, :6])
         assert np.all(np.diag(L6) >= 0)
         assert np.allclose(L6 @ L6.T, G[np.ix_(keep, keep)], atol=1e-12)
+
+
+@pytest.mark.parametrize("n, d, ridge", [(20, 80, 1e-3), (30, 25, 1e-3), (15, 200, 0.0)])
+def test_smaller_max_iter_gives_a_bitwise_prefix(n, d, ridge):
+    # MCFS serves every feature count from the longest path: the path run with a smaller
+    # max_iter must be the first steps of the longer one, bit for bit (the buffers grow with the
+    # active set, never sized from max_iter).
+    rng = np.random.default_rng(d)
+    X = rng.standard_normal((n, d))
+    y = rng.standard_normal(n)
+    long = lasso_lars_ridge_path(X, X.T @ y, ridge, max_iter=300)
+    for max_iter in (3, 17, 64, 65, 130):
+        short = lasso_lars_ridge_path(X, X.T @ y, ridge, max_iter=max_iter)
+        assert len(short) == min(len(long), max_iter + 1)
+        for s in range(len(short)):
+            assert np.array_equal(short.active[s], long.active[s])
+            assert np.array_equal(short.coefs[s], long.coefs[s])
+        assert np.array_equal(short.alphas, long.alphas[: len(short)])

@@ -35,11 +35,12 @@ dense (steps x d) array scikit-learn returns (97 MB at d = 10000 and 1220 steps)
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg
-from scipy.linalg.lapack import get_lapack_funcs
+from scipy.linalg.lapack import dpotrs as _potrs, dtrtrs as _trtrs
 
 _TINY32 = np.finfo(np.float32).tiny
 _EQUALITY_TOL = np.finfo(np.float32).eps
@@ -81,10 +82,15 @@ class SparseLarsPath:
         return out
 
 
-def _min_pos(x: np.ndarray) -> float:
-    """Smallest strictly positive entry, or the largest float (scikit-learn's ``min_pos``)."""
-    pos = x[x > 0]
-    return float(pos.min()) if pos.size else _MAX_FLOAT
+def _min_pos(x: np.ndarray, where: np.ndarray | None = None) -> float:
+    """Smallest strictly positive entry, or the largest float (scikit-learn's ``min_pos``).
+
+    ``where``: an optional boolean scratch array of x's shape (no allocation per call). One
+    deliberate difference: +inf entries are not returned (the largest float is), which changes
+    nothing where it is used (the step length is the min with a finite C / AA).
+    """
+    mask = np.greater(x, 0, out=where)
+    return float(np.min(x, where=mask, initial=_MAX_FLOAT))
 
 
 def _cholesky_delete(L: np.ndarray, k: int) -> None:
@@ -92,13 +98,15 @@ def _cholesky_delete(L: np.ndarray, k: int) -> None:
 
     Same Givens sweep as scikit-learn's ``arrayfuncs.cholesky_delete``: the rows below k move up
     one, then rotations on column pairs (i, i+1) restore the lower-triangular form with a
-    non-negative diagonal. The valid factor afterwards is ``L[:m-1, :m-1]``.
+    non-negative diagonal. The valid factor afterwards is ``L[:m-1, :m-1]``. Any memory layout;
+    the path itself calls scikit-learn's compiled sweep when it is importable (one Python-level
+    loop iteration per row otherwise).
     """
     m = L.shape[0]
     L[k:m - 1, :] = L[k + 1:m, :]
     for i in range(k, m - 1):
-        a, b = L[i, i], L[i, i + 1]
-        r = np.hypot(a, b)
+        a, b = float(L[i, i]), float(L[i, i + 1])
+        r = math.hypot(a, b)
         c, s = (1.0, 0.0) if r == 0.0 else (a / r, b / r)
         L[i, i] = r
         L[i, i + 1] = 0.0
@@ -109,6 +117,71 @@ def _cholesky_delete(L: np.ndarray, k: int) -> None:
             L[i + 1:m - 1, i + 1] = c * y - s * x
 
 
+try:   # scikit-learn's Cython Givens sweep (what lars_path_gram runs): C-ordered rows
+    from sklearn.utils.arrayfuncs import cholesky_delete as _compiled_cholesky_delete
+except ImportError:   # pragma: no cover - a scikit-learn without it
+    _compiled_cholesky_delete = _cholesky_delete
+
+
+class _Cholesky:
+    """The lower Cholesky factor L of the active Gram, in a C-ordered buffer.
+
+    Its memory is L^T = U in Fortran order with the buffer's leading dimension, so LAPACK
+    ``trtrs`` reads the leading k x k block in place (``potrs`` / ``solve_triangular`` on a slice
+    copied O(k^2) per call), and scikit-learn's compiled Givens sweep deletes in place. The
+    buffer grows by doubling with the active set only -- never sized from ``max_iter`` -- so
+    paths run with different ``max_iter`` do bit-identical arithmetic on their common prefix.
+    """
+
+    def __init__(self, n_features: int):
+        self.limit = max(n_features, 1)
+        self.L = np.empty((min(self.limit, 64),) * 2)
+
+    def reserve(self, size: int) -> None:
+        cap = self.L.shape[0]
+        if size > cap:
+            grown = np.empty((min(self.limit, max(2 * cap, size)),) * 2)
+            grown[:cap, :cap] = self.L
+            self.L = grown
+
+    def _upper(self, k: int) -> np.ndarray:
+        return self.L.T[:, :k]          # U = L^T, Fortran-contiguous (cap, k): no copy
+
+    def forward(self, k: int, b: np.ndarray) -> np.ndarray:
+        """L_k^{-1} b for the leading k x k block (the new row of an insert)."""
+        x, info = _trtrs(self._upper(k), b, lower=0, trans=1)
+        return x if info == 0 else linalg.solve_triangular(
+            self.L[:k, :k], b, lower=True, check_finite=False)   # raises on a zero pivot
+
+    def solve(self, k: int, b: np.ndarray) -> np.ndarray:
+        """(L_k L_k^T)^{-1} b: potrs as two triangular solves with U = L^T in place."""
+        x, info = _trtrs(self._upper(k), b, lower=0, trans=1)
+        if info == 0:
+            x, info = _trtrs(self._upper(k), x, lower=0, trans=0)
+        if info != 0:   # an exactly zero pivot: potrs' inf/nan, handled by the caller
+            x, _ = _potrs(np.array(self.L[:k, :k]), b, lower=True)
+        return x
+
+    def delete(self, m: int, k: int) -> None:
+        """Remove row/column k of the leading m x m factor."""
+        _compiled_cholesky_delete(self.L[:m, :m], k)
+
+
+class _Scratch:
+    """Length-d work arrays for the O(d) passes of a step (no allocation per step)."""
+
+    def __init__(self, d: int):
+        self.num, self.den, self.corr = np.empty(d), np.empty(d), np.empty(d)
+        self.mask = np.empty(d, dtype=bool)
+
+    def min_pos_ratio(self, num_op, C, Cov, den_op, AA, corr) -> float:
+        """min_pos(num_op(C, Cov) / (den_op(AA, corr) + tiny32)) in the scratch arrays."""
+        size = Cov.size
+        num, den = num_op(C, Cov, out=self.num[:size]), den_op(AA, corr, out=self.den[:size])
+        den += _TINY32
+        return _min_pos(np.divide(num, den, out=num), where=self.mask[:size])
+
+
 def lasso_lars_ridge_path(X: np.ndarray, Xy: np.ndarray, ridge: float = 0.0, *,
                           n_samples: int | None = None, max_iter: int = 500,
                           eps: float = np.finfo(float).eps) -> SparseLarsPath:
@@ -117,36 +190,39 @@ def lasso_lars_ridge_path(X: np.ndarray, Xy: np.ndarray, ridge: float = 0.0, *,
     Equivalent to ``lars_path_gram(Xy, X.T @ X + ridge * np.eye(d), n_samples=n_samples,
     method="lasso", max_iter=max_iter, eps=eps)`` up to round-off (see the module docstring);
     ``Xy`` is normally ``X.T @ y``. ``n_samples`` (default: rows of X) only scales the alphas and
-    the stopping threshold alpha <= float32 eps, as in scikit-learn.
+    the stopping threshold alpha <= float32 eps, as in scikit-learn. ``max_iter`` only truncates:
+    the path with a smaller ``max_iter`` is a prefix of this one, bit for bit.
     """
     X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
-    XT = np.ascontiguousarray(X.T)            # rows = features: gathers and X^T u are contiguous
     n_samples = n if n_samples is None else n_samples
     Xy0 = np.asarray(Xy, dtype=np.float64).ravel()
     if Xy0.shape != (d,):
         raise ValueError(f"Xy has shape {np.shape(Xy)}, expected ({d},)")
-    Cov = Xy0.copy()
-    diag_gram = np.einsum("ij,ij->i", XT, XT) + ridge
-    XA = np.empty((max(min(max_iter, d), 1), n))   # active rows of XT, in active order
+    # Rows = features, kept in the order of ``indices`` (swapped with it, O(n) per swap): the
+    # first n_active rows are X_A^T in active order, the rest the inactive block in the order of
+    # the correlations, so X_I^T u is one contiguous product without a gather.
+    XT = np.array(X.T, order="F")     # column-major: X_I^T u is a BLAS gemv "N" (faster here)
+    diag_gram = np.einsum("ij,ij->i", XT, XT) + ridge     # by feature id
+    # cov[n_active:] is scikit-learn's Cov (inactive correlations, permuted order).
+    cov = Xy0.copy()
+    scratch = _Scratch(d)
+    chol = _Cholesky(d)
 
-    max_features = min(max_iter, d)
-    alphas = np.zeros(max_features + 1)
+    alphas = np.zeros(min(max_iter, d) + 1)
     steps_active: list = [np.zeros(0, dtype=np.intp)]
     steps_coef: list = [np.zeros(0)]
     n_iter, n_active = 0, 0
-    active: list = []
     indices = np.arange(d)
-    sign_active = np.empty(max_features, dtype=np.int8)
+    sign_active = np.empty(d, dtype=np.int8)
+    coef = np.zeros(0)          # coefficients of the active set, in active order
     drop = False
     idx = np.zeros(0, dtype=np.intp)
-    L = np.empty((max_features, max_features))
-    (solve_cholesky,) = get_lapack_funcs(("potrs",), (L,))
-    coef = np.zeros(d)
 
     while True:
+        Cov = cov[n_active:]
         if Cov.size:
-            C_idx = int(np.argmax(np.abs(Cov)))
+            C_idx = int(np.argmax(np.abs(Cov, out=scratch.num[:Cov.size])))
             C_ = Cov[C_idx]
             C = np.fabs(C_)
         else:
@@ -162,62 +238,44 @@ def lasso_lars_ridge_path(X: np.ndarray, Xy: np.ndarray, ridge: float = 0.0, *,
         if not drop:
             # Append x_j to the Cholesky factor of the active Gram.
             sign_active[n_active] = np.sign(C_)
-            m, nn = n_active, C_idx + n_active
-            Cov[C_idx], Cov[0] = Cov[0], Cov[C_idx]
-            indices[nn], indices[m] = indices[m], indices[nn]
-            Cov_not_shortened = Cov
-            Cov = Cov[1:]
-            j = indices[n_active]
-            c = diag_gram[j]
+            nn = C_idx + n_active
+            cov[nn], cov[n_active] = cov[n_active], cov[nn]
+            indices[nn], indices[n_active] = indices[n_active], indices[nn]
+            XT[[n_active, nn]] = XT[[nn, n_active]]
+            c = diag_gram[indices[n_active]]
+            chol.reserve(n_active + 1)
+            L = chol.L
             if n_active:
-                row = XA[:n_active] @ XT[j]
-                L[n_active, :n_active] = linalg.solve_triangular(
-                    L[:n_active, :n_active], row, trans=0, lower=1, check_finite=False)
+                L[n_active, :n_active] = chol.forward(n_active, XT[:n_active] @ XT[n_active])
             v = np.dot(L[n_active, :n_active], L[n_active, :n_active])
             diag = max(np.sqrt(np.abs(c - v)), eps)
             L[n_active, n_active] = diag
             if diag < 1e-7:
-                # Degenerate regressor: scikit-learn's "drop for good" (its bookkeeping kept).
-                Cov = Cov_not_shortened
-                Cov[0] = 0
-                Cov[C_idx], Cov[0] = Cov[0], Cov[C_idx]
+                # Degenerate regressor: scikit-learn's "drop for good" (its bookkeeping kept:
+                # the correlations swap back, indices and rows of XT do not).
+                cov[n_active] = 0
+                cov[nn], cov[n_active] = cov[n_active], cov[nn]
                 continue
-            active.append(int(j))
-            XA[n_active] = XT[j]
             n_active += 1
+            coef = np.append(coef, 0.0)
 
         if n_iter > 0 and alphas[n_iter - 1] < alphas[n_iter]:
             break   # alpha increasing: round-off dominates the remaining correlation
 
-        least_squares, _ = solve_cholesky(L[:n_active, :n_active], sign_active[:n_active],
-                                          lower=True)
-        if least_squares.size == 1 and least_squares == 0:
-            least_squares[...] = 1
-            AA = 1.0
-        else:
-            AA = 1.0 / np.sqrt(np.sum(least_squares * sign_active[:n_active]))
-            if not np.isfinite(AA):
-                i = 0
-                L_ = L[:n_active, :n_active].copy()
-                while not np.isfinite(AA):
-                    L_.flat[:: n_active + 1] += (2**i) * eps
-                    least_squares, _ = solve_cholesky(L_, sign_active[:n_active], lower=True)
-                    tmp = max(np.sum(least_squares * sign_active[:n_active]), eps)
-                    AA = 1.0 / np.sqrt(tmp)
-                    i += 1
-            least_squares *= AA
+        least_squares, AA = _equiangular(chol, n_active, sign_active, eps)
 
         # Correlations of the inactive variables with the equiangular direction X_A w.
-        u = least_squares @ XA[:n_active]
-        corr_eq_dir = (XT @ u)[indices[n_active:]]
+        Cov = cov[n_active:]
+        u = least_squares @ XT[:n_active]
+        corr_eq_dir = np.matmul(XT[n_active:], u, out=scratch.corr[:Cov.size])
         np.around(corr_eq_dir, decimals=_COV_PRECISION, out=corr_eq_dir)
 
-        g1 = _min_pos((C - Cov) / (AA - corr_eq_dir + _TINY32))
-        g2 = _min_pos((C + Cov) / (AA + corr_eq_dir + _TINY32))
+        g1 = scratch.min_pos_ratio(np.subtract, C, Cov, np.subtract, AA, corr_eq_dir)
+        g2 = scratch.min_pos_ratio(np.add, C, Cov, np.add, AA, corr_eq_dir)
         gamma_ = min(g1, g2, C / AA)
 
         drop = False
-        z = -coef[active] / (least_squares + _TINY32)
+        z = -coef / (least_squares + _TINY32)
         z_pos = _min_pos(z)
         if z_pos < gamma_:
             idx = np.where(z == z_pos)[0][::-1]
@@ -226,31 +284,60 @@ def lasso_lars_ridge_path(X: np.ndarray, Xy: np.ndarray, ridge: float = 0.0, *,
             drop = True
 
         n_iter += 1
-        prev_coef = coef
-        coef = np.zeros(d)
-        coef[active] = prev_coef[active] + gamma_ * least_squares
-        steps_active.append(np.array(active, dtype=np.intp))
-        steps_coef.append(coef[active])
-        Cov -= gamma_ * corr_eq_dir
+        coef = coef + gamma_ * least_squares
+        steps_active.append(indices[:n_active].copy())
+        steps_coef.append(coef.copy())
+        Cov -= np.multiply(corr_eq_dir, gamma_, out=corr_eq_dir)
 
         if drop:
-            fitted = coef[active] @ XA[:n_active]
-            for ii in idx:
-                _cholesky_delete(L[:n_active, :n_active], int(ii))
-                n_active -= 1
-            drop_idx = [active.pop(int(ii)) for ii in idx]
-            # The dropped variables move to the front of the inactive block (for one drop this
-            # is scikit-learn's bubbling of indices[ii] to position n_active).
-            m = n_active + len(idx)
-            block = indices[:m].copy()
-            keep = np.ones(m, dtype=bool)
-            keep[idx] = False
-            indices[:m] = np.concatenate([block[keep], block[idx]])
-            XA[:n_active] = XA[:m][keep]
-            temp = Xy0[drop_idx] - XT[drop_idx] @ fitted - ridge * coef[drop_idx]
-            Cov = np.r_[temp, Cov]
-            sign_active = np.delete(sign_active, idx)
-            sign_active = np.append(sign_active, np.zeros(len(idx)))
+            n_active, coef = _drop(idx, n_active, coef, chol, indices, XT, cov, Xy0, ridge,
+                                   sign_active)
 
     return SparseLarsPath(n_features=d, alphas=alphas[: n_iter + 1].copy(),
                           active=steps_active, coefs=steps_coef)
+
+
+def _equiangular(chol: _Cholesky, n_active: int, sign_active: np.ndarray,
+                 eps: float) -> tuple[np.ndarray, float]:
+    """w = AA G_AA^{-1} s and AA = (s^T G_AA^{-1} s)^{-1/2} (Efron et al. 2004, eq. 2.5)."""
+    signs = sign_active[:n_active].astype(np.float64)
+    least_squares = chol.solve(n_active, signs)
+    if least_squares.size == 1 and least_squares == 0:
+        least_squares[...] = 1
+        return least_squares, 1.0
+    AA = 1.0 / np.sqrt(np.sum(least_squares * sign_active[:n_active]))
+    if not np.isfinite(AA):
+        # scikit-learn's regularisation of a singular active Gram: growing diagonal jitter.
+        i = 0
+        L_ = chol.L[:n_active, :n_active].copy()
+        while not np.isfinite(AA):
+            L_.flat[:: n_active + 1] += (2**i) * eps
+            least_squares, _ = _potrs(L_, sign_active[:n_active], lower=True)
+            tmp = max(np.sum(least_squares * sign_active[:n_active]), eps)
+            AA = 1.0 / np.sqrt(tmp)
+            i += 1
+    least_squares *= AA
+    return least_squares, AA
+
+
+def _drop(idx, n_active, coef, chol, indices, XT, cov, Xy0, ridge, sign_active):
+    """Remove the variables at active positions ``idx`` (descending); (n_active, coef) after.
+
+    The dropped variables move to the front of the inactive block (for one drop this is
+    scikit-learn's bubbling of indices[ii] to position n_active), their correlations recomputed
+    from the fit: Xy_j - x_j^T (X a) - ridge a_j.
+    """
+    fitted = coef @ XT[:n_active]
+    m = n_active
+    for ii in idx:
+        chol.delete(n_active, int(ii))
+        n_active -= 1
+    keep = np.ones(m, dtype=bool)
+    keep[idx] = False
+    order = np.concatenate([np.flatnonzero(keep), idx])
+    indices[:m] = indices[:m][order]
+    XT[:m] = XT[:m][order]
+    drop_ids = indices[n_active:m]
+    cov[n_active:m] = Xy0[drop_ids] - XT[n_active:m] @ fitted - ridge * coef[idx]
+    sign_active[:n_active] = sign_active[:m][keep]
+    return n_active, coef[keep]
