@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.cluster import KMeans
+from scipy import linalg as sla
 from sklearn.utils import check_random_state
 
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import UFSSelector, register
-from ufsbench.numerics import (eigh_smallest, knn_graph, l21_reweight, row_norms,
+from ufsbench.numerics import (knn_graph, l21_reweight, row_norms,
                                smallest_eigvecs_diag_plus_lowrank, sym)
+from ufsbench.numerics.exact_kmeans import kmeans_labels
 from ufsbench.numerics.graphs import sparse_knn_graph
 from ufsbench.numerics.lowrank_eig import smallest_eigh_shift_invert
 from ufsbench.numerics.triplet import ordinal_laplacian, sparse_triplet_weights, triplet_weights
@@ -103,6 +104,23 @@ def within_cluster_sse(Y: np.ndarray, labels: np.ndarray) -> float:
         block = Y[labels == lab]
         total += float(np.sum((block - block.mean(axis=0)) ** 2))
     return total
+
+
+def _first_smallest_sse(Y: np.ndarray, candidates: list[np.ndarray]) -> int:
+    """Index of the first candidate partition with the smallest within-cluster SSE.
+
+    A candidate equal (label for label) to an earlier one has the same SSE and can never be the
+    first minimum, so it is not evaluated (often Lloyd from the previous centroids returns the
+    previous partition itself).
+    """
+    best, best_sse = 0, None
+    for i, labels in enumerate(candidates):
+        if any(np.array_equal(labels, earlier) for earlier in candidates[:i]):
+            continue
+        sse = within_cluster_sse(Y, labels)
+        if best_sse is None or sse < best_sse:
+            best, best_sse = i, sse
+    return best
 
 
 @register("ufsol")
@@ -257,19 +275,21 @@ class UFSOL(UFSSelector):
 
     # -- steps -------------------------------------------------------------------------------
     def _v_step(self, Y: np.ndarray, previous: np.ndarray | None, rng) -> np.ndarray:
-        """(U, V) by K-means on Y (Theorem 1), never worse than the previous partition."""
+        """(U, V) by K-means on Y (Theorem 1), never worse than the previous partition.
+
+        ``kmeans_labels`` is scikit-learn's KMeans computed without its per-call overhead (same
+        labels, see :mod:`ufsbench.numerics.exact_kmeans`).
+        """
         c = self.n_clusters_
         seed = int(rng.randint(np.iinfo(np.int32).max))
-        candidates = [KMeans(c, init="k-means++", n_init=int(self.n_init),
-                             random_state=seed).fit(Y).labels_]
+        candidates = [kmeans_labels(Y, c, n_init=int(self.n_init), random_state=seed)]
         if previous is not None:
             candidates.insert(0, previous)
             present = np.unique(previous)
             if len(present) == c:
                 centres = np.vstack([Y[previous == lab].mean(axis=0) for lab in present])
-                candidates.insert(1, KMeans(c, init=centres, n_init=1).fit(Y).labels_)
-        sse = [within_cluster_sse(Y, lab) for lab in candidates]
-        return candidates[int(np.argmin(sse))]
+                candidates.insert(1, kmeans_labels(Y, c, init=centres))
+        return candidates[_first_smallest_sse(Y, candidates)]
 
     def _w_step(self, X, M, r_diag, d2, W_prev, solver):
         """W = the d2 smallest eigenvectors of G = beta/2 R + X^T M X (§4.2, step 3)."""
@@ -277,7 +297,8 @@ class UFSOL(UFSSelector):
         if solver == "dense":
             G = M.copy()                        # here M is already X^T M X (d x d), see _fit
             G[np.diag_indices_from(G)] += diag
-            _, W = eigh_smallest(G, d2)
+            # = eigh_smallest(G, d2) without its sym(G) copy: G is exactly symmetric here.
+            _, W = sla.eigh(G, subset_by_index=[0, d2 - 1], driver="evr", overwrite_a=True)
         elif solver == "shift_invert":
             # Lower bound on lambda_min(G): M = alpha L + I - V^T V is PSD except for the
             # max-margin graph, where alpha L = -alpha H >= -alpha I, and the raw triplet C.
@@ -339,16 +360,24 @@ class UFSOL(UFSSelector):
         W[rng.choice(d, size=d2, replace=False), np.arange(d2)] = 1.0
         labels = None
         history, ortho = [], []
+        exactly_symmetric = False
+        Y = X @ W
         for t in range(int(self.max_iter)):
             r_diag = l21_reweight(W, eps=self.eps, factor=1.0)            # Eq. (7)
-            labels = self._v_step(X @ W, labels, rng)                      # Theorem 1
+            labels = self._v_step(Y, labels, rng)                          # Theorem 1
             if gram:                                                       # X^T M X (d x d)
                 VX = indicator_projection(X, labels)
-                M = sym(base - VX.T @ VX)
+                M = base - VX.T @ VX
             else:
-                M = sym(base - indicator_gram(labels))                     # alpha L + I - V^T V
+                M = base - indicator_gram(labels)                          # alpha L + I - V^T V
+            # sym(M) is M itself when M is exactly symmetric (A^T A products run as BLAS syrk,
+            # graph terms are symmetrised once): checked once, then the d x d passes are saved.
+            exactly_symmetric = exactly_symmetric or np.array_equal(M, M.T)
+            if not exactly_symmetric:
+                M = sym(M)
             W = self._w_step(X, M, r_diag, d2, W, solver)                  # eigen step
-            history.append(self._objective(X @ W, M, W, gram=gram))
+            Y = X @ W                                                      # also the next V-step's
+            history.append(self._objective(Y, M, W, gram=gram))
             ortho.append(float(np.abs(W.T @ W - np.eye(d2)).max()))
             if t > 0 and abs(history[-2] - history[-1]) <= self.tol * max(abs(history[-2]),
                                                                            1e-300):
