@@ -24,6 +24,9 @@ Where: ``$UFSBENCH_CACHE`` if set, else ``<XDG cache or ~/.cache>/ufsbench/compu
 ``UFSBENCH_CACHE=off`` (or ``0``/``none``) disables caching: every call computes directly.
 Inputs smaller than ``min_cells`` entries are computed directly too: for them a disk round trip
 costs more than the computation (and unit tests on toy data would fill the disk for nothing).
+So are inputs with fewer than ``min_samples`` rows for the cheap graph builders of
+:data:`CHEAP_BUILDERS`: a kNN graph costs one O(n^2 d) Gram product, the key O(n d) hashing plus
+a fixed lookup, so below ~50 samples reading the graph costs as much as computing it.
 
 Adopting it in a method (see ``ufsbench/methods/ls.py``)::
 
@@ -51,13 +54,36 @@ from ufsbench.errors import UFSBenchError
 
 #: Inputs with fewer entries than this are computed directly (disk I/O would cost more).
 DEFAULT_MIN_CELLS = 100_000
+#: Cached functions whose whole cost is about one n x n x d Gram product plus O(n k) work (kNN
+#: graphs), and the fewest samples from which reading them back (an O(n d) sha256 of X plus a
+#: ~2 ms lookup) beats computing them. Measured (benchmarks/bench_ls.py --breakeven, column-major
+#: data): equal at 30 x 4000 and 50 x 2000, the cache 2-3x faster from 50 x 7000 and 100 x 6000
+#: on. Functions not listed (local-learning / local-discriminant matrices, SVDs: 5-50x a Gram
+#: product at n ~ 100) are cached from ``min_cells`` on. Qualified names, so that this module
+#: imports no method code.
+CHEAP_BUILDERS = {"ufsbench.numerics.graphs.knn_graph": 50,
+                  "ufsbench.numerics.graphs.sparse_knn_graph": 50}
 _OFF = {"off", "0", "none", "false", "no"}
 
 
 def array_checksum(X: np.ndarray) -> str:
-    """sha256 of an array's dtype, shape and bytes (C order): the cache's data key."""
-    arr = np.ascontiguousarray(X)
-    digest = hashlib.sha256(f"{arr.dtype.str}{arr.shape}".encode())
+    """sha256 of an array's dtype, shape, memory order and bytes: the cache's data key.
+
+    The bytes are hashed in the array's own order (a column-major ``.mat`` array is not copied
+    to row-major first: that copy cost as much as a third of the hash), and the order is part
+    of the key: a Gram product's round-off depends on the layout, so a result computed from the
+    row-major array may differ in the last bits from the one computed from the column-major
+    array, and each must find its own entry. Non-contiguous views are hashed as a row-major
+    copy. sha256 rather than blake2b: 2x faster here (4.9 MB: 5 vs 11 ms).
+    """
+    X = np.asarray(X)
+    if X.flags.c_contiguous:
+        order, arr = "C", X
+    elif X.flags.f_contiguous:
+        order, arr = "F", X.T                     # X.T is row-major: the same bytes, no copy
+    else:
+        order, arr = "C", np.ascontiguousarray(X)
+    digest = hashlib.sha256(f"{X.dtype.str}{X.shape}{order}".encode())
     digest.update(memoryview(arr).cast("B"))
     return digest.hexdigest()
 
@@ -163,22 +189,44 @@ def _compute(func: Callable, X: np.ndarray, fingerprint: str, checksum: str, par
     return func(X, **params)
 
 
+@lru_cache(maxsize=8)
+def _memorized(location: str):
+    """joblib's wrapper of :func:`_compute`, built once per location (building it documents the
+    function with pydoc: ~1 ms a call)."""
+    return _memory(location).cache(_compute, ignore=["func", "X"])
+
+
+def min_samples_for(func: Callable) -> int:
+    """Fewest samples from which the disk cache pays for ``func`` (see :data:`CHEAP_BUILDERS`)."""
+    name = f"{getattr(func, '__module__', '?')}.{getattr(func, '__qualname__', '?')}"
+    return CHEAP_BUILDERS.get(name, 0)
+
+
+def uses_disk(func: Callable, X: np.ndarray, min_cells: int = DEFAULT_MIN_CELLS,
+              min_samples: int | None = None) -> bool:
+    """Whether :func:`cached_call` goes through the disk for ``func`` on X (the rule in the
+    module doc): the cache is on, X has ``min_cells`` entries and ``min_samples`` rows."""
+    if min_samples is None:
+        min_samples = min_samples_for(func)
+    return cache_dir() is not None and X.size >= min_cells and X.shape[0] >= min_samples
+
+
 def cached_call(func: Callable, X: np.ndarray, *, min_cells: int = DEFAULT_MIN_CELLS,
-                **params) -> Any:
+                min_samples: int | None = None, **params) -> Any:
     """``func(X, **params)``, read from the disk cache when the same data and parameters were seen.
 
     ``params`` must be picklable plain values (numbers, strings, None, tuples); they are part of
-    the key together with X's checksum and ``func``'s code.
+    the key together with X's checksum and ``func``'s code. The disk is used only for inputs of
+    at least ``min_cells`` entries and ``min_samples`` rows (None: :func:`min_samples_for`);
+    smaller inputs are computed directly, with the same result.
     """
     if not callable(func):
         raise UFSBenchError(f"cached_call needs a function, got {func!r}; pass e.g. knn_graph")
     X = np.asarray(X)
-    location = cache_dir()
-    if location is None or X.size < min_cells:
+    if not uses_disk(func, X, min_cells, min_samples):
         return func(X, **params)
-    cached = _memory(str(location)).cache(_compute, ignore=["func", "X"])
-    return cached(func, X, _closure_fingerprint(func), array_checksum(X),
-                  dict(sorted(params.items())))
+    return _memorized(str(cache_dir()))(func, X, _closure_fingerprint(func), array_checksum(X),
+                                        dict(sorted(params.items())))
 
 
 def _thin_svd(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
