@@ -107,3 +107,77 @@ def test_large_n_path_equals_dense_path(data, monkeypatch):
     np.testing.assert_array_equal(large.init_labels_, dense.init_labels_)
     np.testing.assert_allclose(large.scores_, dense.scores_, rtol=1e-6)
     np.testing.assert_allclose(large.objective_history_, dense.objective_history_, rtol=1e-8)
+
+
+def reference_fit(X, c, alpha, beta, max_iter, gamma=1e8, tol=1e-6, eps=1e-8, method="auto"):
+    """Frozen F/W iteration of commit 0df8ac1 (small n): the dense n x n M of Eq. (13) from the
+    d x n solve T, its element-wise sign split, W = T F. Returns (scores, n_iter)."""
+    from ufsbench.numerics import knn_graph, l21_reweight, laplacian, sym
+    from ufsbench.numerics.irls import solve_gram_plus_diag
+    from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
+    from ufsbench.numerics.spectral import spectral_soft_indicator, unit_columns
+
+    n, d = X.shape
+    L = laplacian(knn_graph(X, k=5, weight="heat", sigma=None), normalized=True)
+    F, _ = spectral_soft_indicator(L, c, 0, 0.2)
+    weights, eye, history = np.ones(d), np.eye(n), []
+    sel = make_selector("ndfs", alpha=alpha, beta=beta, gamma=gamma, eps=eps)
+    for _ in range(max_iter):
+        T = solve_gram_plus_diag(X, eye, beta * weights, method=method)
+        M = sym(L + alpha * (eye - X @ T))
+        F = unit_columns(multiplicative_step(F, gamma * F + neg_part(M) @ F,
+                                             pos_part(M) @ F + gamma * F @ (F.T @ F)))
+        W = T @ F
+        weights = l21_reweight(W, eps=eps)
+        history.append(sel.objective(X, F, W, L))
+        if len(history) > 1 and history[-2] - history[-1] <= tol * abs(history[-2]):
+            break
+    return np.linalg.norm(W, axis=1), len(history)
+
+
+@pytest.mark.parametrize("alpha, beta", [(1.0, 1.0), (1e-6, 1e-6), (1e6, 1e-6), (1e-2, 1e4),
+                                         (1e6, 1e6)])
+@pytest.mark.parametrize("wide", [False, True])
+def test_fit_matches_frozen_reference(data, wide_data, alpha, beta, wide):
+    # d < n: Cholesky / Z Z^T form; d > n: n x n Cholesky inverse. Same scores up to round-off.
+    X = wide_data.X if wide else data.X
+    ref, iters = reference_fit(X, 3, alpha, beta, max_iter=40)
+    sel = make_selector("ndfs", n_clusters=3, alpha=alpha, beta=beta, random_state=0,
+                        max_iter=40).fit(X)
+    assert sel.n_iter_ == iters
+    np.testing.assert_allclose(sel.scores_, ref, rtol=1e-9, atol=1e-12 * ref.max())
+
+
+@pytest.mark.parametrize("block_cells", [60 * 60, 60 * 7, 60])       # 1, 9 and 60 row blocks
+def test_symmetric_block_split_equals_dense_split(block_cells):
+    from ufsbench.methods.ndfs import split_products_sym
+    from ufsbench.numerics import laplacian
+    from ufsbench.numerics.graphs import sparse_knn_graph
+    from ufsbench.numerics.nmf import neg_part, pos_part
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((60, 5))
+    F = rng.uniform(size=(60, 4))
+    Z = rng.standard_normal((60, 3))
+    A = laplacian(sparse_knn_graph(X, 5, weight="heat", sigma=None), normalized=True)
+    A = A + 0.3 * np.eye(60)
+    M = np.asarray(A) - Z @ Z.T
+    plus, minus = split_products_sym(A, lambda r, s: Z[r] @ Z[s:].T, F, block_cells=block_cells)
+    np.testing.assert_allclose(plus, pos_part(M) @ F, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(minus, neg_part(M) @ F, rtol=1e-13, atol=1e-13)
+
+
+def test_cached_start_equals_direct_start(data, tmp_path, monkeypatch):
+    from ufsbench import cache
+
+    X = np.tile(data.X, (1, 20))                                     # 90 x 1200 >= min_cells
+    kw = dict(n_clusters=3, random_state=2, max_iter=3, tol=0.0)
+    monkeypatch.setenv("UFSBENCH_CACHE", "off")
+    direct = make_selector("ndfs", **kw).fit(X)
+    monkeypatch.setenv("UFSBENCH_CACHE", str(tmp_path))
+    cold = make_selector("ndfs", **kw).fit(X)
+    warm = make_selector("ndfs", **kw).fit(X)
+    assert cache.cache_dir() == tmp_path
+    for sel in (cold, warm):
+        np.testing.assert_array_equal(sel.init_labels_, direct.init_labels_)
+        np.testing.assert_array_equal(sel.scores_, direct.scores_)

@@ -155,3 +155,59 @@ def test_large_n_fit_forms_no_n_by_n_array():
     tracemalloc.stop()
     assert peak < 8 * n * n / 2                     # one float64 n x n array: 72 MB
     assert sel.local_laplacian_.nnz <= n * 36
+
+
+def reference_dense_scores(X, c, gamma, lam, max_iter=50, tol=1e-6, eps=1e-8):
+    """Frozen dense iteration of commit 0df8ac1: full eigh of M for the first step, then one
+    subset eigh of M + gamma D per iteration."""
+    from ufsbench.methods.udfs import NULL_TOL, local_discriminant_matrix
+    from ufsbench.numerics import eigh_smallest, l21_reweight
+    from ufsbench.numerics.irls import smoothed_l21_norm
+
+    d = X.shape[1]
+    M = X.T @ (local_discriminant_matrix(X, 5, lam) @ X)
+    M = 0.5 * (M + M.T)
+    vals, V = np.linalg.eigh(M)
+    nonzero = vals > NULL_TOL * max(vals.max(), 1e-300)
+    weights = l21_reweight(np.sqrt(expected_row_sqnorms(vals[nonzero], V[:, nonzero], d, c))
+                           [:, None], eps=eps)
+    history = []
+    for _ in range(max_iter):
+        _, W = eigh_smallest(M + np.diag(gamma * weights), c)
+        history.append(float(np.sum(W * (M @ W))) + gamma * smoothed_l21_norm(W, eps))
+        weights = l21_reweight(W, eps=eps)
+        if len(history) > 1 and history[-2] - history[-1] <= tol * abs(history[-2]):
+            break
+    return np.linalg.norm(W, axis=1), len(history)
+
+
+@pytest.mark.parametrize("gamma, lam", [(1.0, 1.0), (1e-6, 1e6), (1e-2, 1e-6), (1e6, 1.0)])
+def test_dense_fit_matches_frozen_reference(data, gamma, lam):
+    ref, iters = reference_dense_scores(data.X, 3, gamma, lam)
+    sel = make_selector("udfs", n_clusters=3, gamma=gamma, lam=lam, solver="dense").fit(data.X)
+    assert sel.n_iter_ == iters
+    np.testing.assert_allclose(sel.scores_, ref, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("solver", ["dense", "lowrank"])
+def test_cached_first_step_equals_direct(tmp_path, monkeypatch, solver):
+    from ufsbench import cache
+
+    X = make_synthetic(n_samples=400, n_features=250, n_informative=6, n_clusters=3,
+                       random_state=3).X                             # 1e5 cells: cached
+    if solver == "lowrank":
+        X = X.reshape(100, 1000)
+    kw = dict(n_clusters=3, gamma=1e-2, max_iter=4, tol=0.0, solver=solver)
+    monkeypatch.setenv("UFSBENCH_CACHE", "off")
+    direct = make_selector("udfs", **kw).fit(X)
+    monkeypatch.setenv("UFSBENCH_CACHE", str(tmp_path))
+    cold = make_selector("udfs", **kw).fit(X)
+    warm = make_selector("udfs", **kw).fit(X)
+    assert cache.cache_dir() == tmp_path and any(tmp_path.iterdir())
+    for sel in (cold, warm):
+        if solver == "dense":                                        # bit for bit
+            np.testing.assert_array_equal(sel.scores_, direct.scores_)
+            assert sel.objective_history_ == direct.objective_history_
+        else:   # ARPACK's first start vector comes from its own process-wide random stream
+            np.testing.assert_allclose(sel.scores_, direct.scores_, rtol=0,
+                                       atol=1e-9 * direct.scores_.max())
