@@ -9,8 +9,8 @@ from ufsbench.cache import cached_call
 from ufsbench.methods._checks import check_choice, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import knn_graph, l21_reweight, laplacian, row_norms
-from ufsbench.numerics.gram_solve import (data_gram, solve_weighted_gram_plus_diag,
-                                          solve_with_gram)
+from ufsbench.numerics.gram_solve import (data_gram, ridge_solve,
+                                          solve_weighted_gram_plus_diag, solve_with_gram)
 from ufsbench.numerics.irls import SOLVER_METHODS, smoothed_l21_norm
 from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
 from ufsbench.numerics.prox import soft_threshold
@@ -113,12 +113,16 @@ class RSFS(UFSSelector):
         check_choice(owner, "solver", self.solver, SOLVER_METHODS)
 
     def _w_step(self, X, B, weights, gram):
-        """W = (X^T X + (beta/alpha) D)^{-1} X^T B: from the cached X^T X in the d x d form (only
-        D changes between iterations), else the n x n (Woodbury) form with a syrk Gram."""
-        reg = (self.beta / self.alpha) * weights
+        """W = (X^T X + (beta/alpha) D)^{-1} X^T B: the d x d form from the cached X^T X
+        (``gram``; only D changes between iterations), else the n x n (Woodbury) form, with
+        the cached X X^T for D = I (``weights`` None, the first step) and a syrk Gram after."""
+        ratio = self.beta / self.alpha
         if gram is not None:
+            reg = np.full(X.shape[1], ratio) if weights is None else ratio * weights
             return solve_with_gram(gram, X.T @ B, reg)
-        return solve_weighted_gram_plus_diag(X, B, reg, method="dual")
+        if weights is None:
+            return ridge_solve(X, B, ratio, "dual")
+        return solve_weighted_gram_plus_diag(X, B, ratio * weights, method="dual")
 
     def _fit(self, X):
         self._check_params()
@@ -132,7 +136,7 @@ class RSFS(UFSSelector):
         primal = method == "primal" or (method == "auto" and d <= n)
         gram = cached_call(data_gram, X) if primal else None        # X^T X, once per data set
         Z = np.zeros((n, c))
-        weights = np.ones(d)                                         # D = I
+        weights = None                                               # D = I
         history = []
         for _ in range(self.max_iter):
             W = self._w_step(X, Y - Z, weights, gram)

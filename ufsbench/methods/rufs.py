@@ -11,9 +11,8 @@ from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import l21_reweight, laplacian, row_norms
 from ufsbench.numerics.graphs import sq_distances_at, nearest_neighbors, sparse_knn_graph
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
-from ufsbench.numerics.gram_solve import (data_gram, solve_weighted_gram_plus_diag,
-                                          solve_with_gram)
-from ufsbench.numerics.irls import smoothed_l21_norm, smoothed_row_norms, solve_gram_plus_diag
+from ufsbench.numerics.gram_solve import ridge_solve, solve_weighted_gram_plus_diag
+from ufsbench.numerics.irls import smoothed_l21_norm, smoothed_row_norms
 from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
 from ufsbench.numerics.seeded_cache import cached_seeded_call
 
@@ -182,13 +181,6 @@ class RUFS(UFSSelector):
                      + self.beta * smoothed_l21_norm(W, self.eps)
                      + 0.25 * self.zeta * np.sum((GtG - np.eye(c)) ** 2))
 
-    def _initial_w(self, X, G, ratio):
-        """W0 = (X^T X + (beta/alpha) I)^{-1} X^T G0 (Qian's code); the d x d form reads X^T X
-        from the disk cache (one Gram per data set, not per grid setting)."""
-        if X.shape[1] > X.shape[0]:
-            return solve_gram_plus_diag(X, G, np.full(X.shape[1], ratio))
-        return solve_with_gram(cached_call(data_gram, X), X.T @ G, np.full(X.shape[1], ratio))
-
     def _fit(self, X):
         self._check_params()
         c = self.n_clusters_
@@ -200,7 +192,8 @@ class RUFS(UFSSelector):
 
         # G0, F0 depend on the data and the seed only: one K-means per data set and seed.
         G, F = cached_seeded_call(rufs_start, X, self.random_state, n_clusters=c)
-        W = self._initial_w(X, G, beta / alpha)
+        # W0 = (X^T X + (beta/alpha) I)^{-1} X^T G0 (Qian's code), from the cached Gram.
+        W = ridge_solve(X, G, beta / alpha)
 
         # Smoothed row norms of the current X - G F and X W - G: every reweighting
         # 1 / (2 sqrt(||r_i||^2 + eps)) below is 0.5 / these (bitwise l21_reweight), and the
@@ -227,7 +220,7 @@ class RUFS(UFSSelector):
             G = multiplicative_step(G, grad_neg ** eta, grad_pos ** eta)
             # 3. F-step: Q_r-weighted non-negative least squares, split multiplicative rule.
             q_r = l21_reweight(X - G @ F, eps)[:, None]
-            GQX = G.T @ (q_r * X)
+            GQX = (q_r * G).T @ X                                  # G^T Q_r X
             F = multiplicative_step(F, pos_part(GQX), (G.T @ (q_r * G)) @ F + neg_part(GQX))
             norms_r = smoothed_row_norms(X - G @ F, eps)
             norms_h = smoothed_row_norms(XW - G, eps)

@@ -20,12 +20,33 @@ from __future__ import annotations
 
 import numpy as np
 
+from ufsbench.cache import cached_call
 from ufsbench.numerics.irls import solve_psd
 
 
 def data_gram(X: np.ndarray) -> np.ndarray:
     """X^T X (d x d): a data-only product, meant for ``cached_call(data_gram, X)``."""
     return X.T @ X
+
+
+def data_outer_gram(X: np.ndarray) -> np.ndarray:
+    """X X^T (n x n): a data-only product, meant for ``cached_call(data_outer_gram, X)``."""
+    return X @ X.T
+
+
+def ridge_solve(X: np.ndarray, B: np.ndarray, ratio: float, method: str = "auto") -> np.ndarray:
+    """W = (X^T X + ratio I)^{-1} X^T B (a uniform ridge: the first W-step of RUFS and RSFS)
+    from a Gram read from the disk cache: X^T X ("primal", d x d; bitwise the primal branch of
+    ``solve_gram_plus_diag``) or X X^T ("dual", n x n: W = X^T (X X^T + ratio I)^{-1} B, the
+    push-through identity with R = ratio I). "auto": primal when d <= n."""
+    n, d = X.shape
+    if method == "auto":
+        method = "primal" if d <= n else "dual"
+    if method == "primal":
+        return solve_with_gram(cached_call(data_gram, X), X.T @ B, np.full(d, float(ratio)))
+    if method != "dual":
+        raise ValueError(f"unknown method {method!r}; use 'auto', 'primal' or 'dual'")
+    return X.T @ solve_with_gram(cached_call(data_outer_gram, X), B, np.full(n, float(ratio)))
 
 
 def solve_with_gram(gram: np.ndarray, XtB: np.ndarray, reg: np.ndarray) -> np.ndarray:
@@ -68,4 +89,4 @@ def solve_weighted_gram_plus_diag(X: np.ndarray, B: np.ndarray, reg: np.ndarray,
     Y = solve_psd(A, B)
     if s is not None:
         Y *= s[:, None]
-    return (X / reg[None, :]).T @ Y
+    return (X.T @ Y) / reg[:, None]                     # R^{-1} X^T Y, no n x d temporary
