@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from common import REPO, load_bench_data, markdown_table, print_preamble
+from common import REPO, load_bench_data, machine_line, markdown_table, print_preamble
 
 BEFORE = "0df8ac1"
 DATASETS = ["prostate_ge", "pix10p", "allaml", "lymphoma", "orl", "usps:2000"]
@@ -155,11 +155,11 @@ def main(argv=None):
     args = ap.parse_args(argv)
     print(f"# command: python benchmarks/{Path(__file__).name} {' '.join(argv or sys.argv[1:])}")
     if args.breakeven:
-        print_preamble([])
+        print(f"# {machine_line()}")
         print(breakeven(args.repeats))
         return
     if args.floor:
-        print_preamble([])
+        print(f"# {machine_line()}")
         for spec in args.datasets:
             print(floor(spec, args.repeats), "\n")
         return
