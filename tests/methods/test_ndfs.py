@@ -78,25 +78,6 @@ def test_bad_parameters(data):
         make_selector("ndfs", init_offset=0.0).fit(data.X)
 
 
-def test_blockwise_split_products_equal_dense_split():
-    from ufsbench.methods.ndfs import split_products
-    from ufsbench.numerics import knn_graph, laplacian
-    from ufsbench.numerics.graphs import sparse_knn_graph
-    from ufsbench.numerics.nmf import neg_part, pos_part
-
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((50, 6))
-    F = rng.uniform(size=(50, 3))
-    S_inv = np.linalg.inv(X.T @ X + 0.5 * np.diag(rng.uniform(1, 2, 6)))
-    S_inv = 0.5 * (S_inv + S_inv.T)
-    L = laplacian(knn_graph(X, 5, weight="heat", sigma=None), normalized=True)
-    M = L + 0.7 * (np.eye(50) - X @ S_inv @ X.T)
-    Ls = laplacian(sparse_knn_graph(X, 5, weight="heat", sigma=None), normalized=True)
-    plus, minus = split_products(Ls, X, S_inv, 0.7, F, block_cells=50 * 7)   # 8 blocks
-    np.testing.assert_allclose(plus, pos_part(M) @ F, atol=1e-12)
-    np.testing.assert_allclose(minus, neg_part(M) @ F, atol=1e-12)
-
-
 def test_large_n_path_equals_dense_path(data, monkeypatch):
     from ufsbench.numerics import graphs
 

@@ -17,29 +17,6 @@ from ufsbench.numerics.spectral import (orthogonality_penalty, spectral_soft_ind
                                         unit_columns)
 
 
-def split_products(L, X: np.ndarray, S_inv: np.ndarray, alpha: float, F: np.ndarray,
-                   block_cells: int = 1 << 20) -> tuple[np.ndarray, np.ndarray]:
-    """M^+ F and M^- F for M = L + alpha (I - X S_inv X^T) (NDFS Eq. (13)), row block by block.
-
-    L is sparse (n x n), S_inv symmetric (d x d). Equal to ``pos_part(M) @ F`` and
-    ``neg_part(M) @ F`` of the dense M, with O(block x n) memory instead of n x n. The reference
-    form (``solver="dense"`` on large n); the fits use :func:`split_products_sym`.
-    """
-    n = X.shape[0]
-    L = sp.csr_matrix(L)
-    XS = X @ S_inv
-    block = max(1, min(n, block_cells // n))
-    plus, minus = np.empty_like(F), np.empty_like(F)
-    for start in range(0, n, block):
-        rows = slice(start, min(start + block, n))
-        Mb = -alpha * (XS[rows] @ X.T)                               # -alpha X S X^T
-        Mb[np.arange(Mb.shape[0]), np.arange(start, start + Mb.shape[0])] += alpha   # + alpha I
-        Mb += L[rows].toarray()
-        plus[rows] = np.maximum(Mb, 0.0) @ F
-        minus[rows] = np.maximum(-Mb, 0.0) @ F
-    return plus, minus
-
-
 def split_products_sym(A, dense_block, F: np.ndarray,
                        block_cells: int = 1 << 22) -> tuple[np.ndarray, np.ndarray]:
     """M^+ F and M^- F for a symmetric M = A - N, A sparse, N dense and given block by block.
@@ -117,10 +94,17 @@ class NDFS(UFSSelector):
     (Eq. 13), solved by the multiplicative rule (Eq. 16) F <- F * (gamma F) / (M F + gamma F F^T F).
     Features are ranked by ||w^i|| (decreasing).
 
-    Fast path (``solver="woodbury"``, chosen by ``"auto"`` when d > n): both the W-step and M are
-    computed from one n x n solve per iteration via (X^T X + beta D)^{-1} X^T =
-    D^{-1} X^T (X D^{-1} X^T + beta I)^{-1} (``ufsbench.numerics.irls.solve_gram_plus_diag``);
-    no d x d matrix is formed. ``solver="dense"`` uses the d x d solve of the public code.
+    Per iteration, M is split into a sparse part A (the kNN pattern of L, plus alpha I when
+    d <= n) and a dense part, and only the upper block triangle of the dense part is formed
+    (:func:`split_products_sym`; M is symmetric): d <= n, with X^T X formed once per fit,
+    R^T R = X^T X + beta D (Cholesky) and Z = sqrt(alpha) X R^{-1}, M = A - Z Z^T, W = R^{-1}
+    R^{-T} X^T F; d > n (``solver="woodbury"``, chosen by ``"auto"``), by push-through
+    I - X (X^T X + beta D)^{-1} X^T = (X (beta D)^{-1} X^T + I)^{-1}, M = L + alpha times that
+    n x n inverse and W = (beta D)^{-1} X^T (...)^{-1} F. Same M^+ F, M^- F and W as the explicit
+    forms up to round-off (tests/methods/test_ndfs.py keeps the 0df8ac1 iteration as reference),
+    at one n^2 r / 2 product per iteration (r = min(n, d)) instead of three n^2 d products.
+    ``solver="dense"`` forces the d x d form. The start (F_0, spectral clustering on L) does not
+    depend on alpha or beta and is read from the disk cache (``ufsbench.cache``) within a sweep.
 
     Decisions where the paper is silent or ambiguous:
 
@@ -146,10 +130,9 @@ class NDFS(UFSSelector):
 
     Large n (from ``ufsbench.numerics.graphs.SPARSE_MIN_SAMPLES`` samples, with d <= n): the
     graph and L are sparse (neighbour search, no n x n distance matrix), the start's
-    eigenvectors come from Lanczos, and the n x n M of Eq. (13) is never stored: M^+ F and
-    M^- F are accumulated over row blocks of M = L + alpha (I - X S X^T),
-    S = (X^T X + beta D)^{-1} (d x d). The sign split is element-wise in M, so this stays
-    O(n^2 d) per iteration (the rule itself needs every entry of M); only the memory is O(b n).
+    eigenvectors come from Lanczos, and the n x n M of Eq. (13) is never stored: the row blocks
+    of its upper block triangle are formed one at a time (O(block x n) memory). The sign split is
+    element-wise in M, so this stays O(n^2 d) per iteration (the rule needs every entry of M).
     """
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,

@@ -92,6 +92,8 @@ class UDFS(UFSSelector):
     formed; the bottom-c eigenvectors of gamma D + B B^T come from Lanczos on its inverse applied
     by the Woodbury identity, O(d n) per product (``ufsbench.numerics.lowrank_eig``), warm-started
     from the previous W. ``solver="dense"`` forms M and P (d x d) as the public code does.
+    M (or B) and the first step (a full eigendecomposition) depend on (X, k, lam, c) only and are
+    read from the disk cache (:func:`first_step`, ``ufsbench.cache``) across a gamma sweep.
 
     Decisions where the paper is silent:
 
