@@ -1,12 +1,17 @@
 """Tests of MCFS (Cai, Zhang & He, KDD 2010): embedding, cardinality, planted features."""
 
+import warnings
+
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import lars_path_gram
 
 from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
-from ufsbench.methods.mcfs import sparse_spectral_coefficients
+from ufsbench.methods.mcfs import (best_step, coefficients_for, lars_max_iter, sparse_spectral_coefficients,
+                                   spectral_lars_paths)
 from ufsbench.numerics import knn_graph
 from ufsbench.numerics.spectral import generalized_spectral_embedding
 
@@ -87,10 +92,71 @@ def test_deterministic_and_feature_permutation_equivariant():
 
 def test_refit_per_count_is_subset_kind(data):
     sel = make_selector("mcfs", n_clusters=3, n_features_to_select=10).fit(data.X)
-    assert sel.selection_kind == "subset"
-    assert len(sel.top_features(10)) == 10
-    with pytest.raises(UFSBenchError):
-        sel.top_features(5)
+    assert sel.selection_kind == "subset" and sel.one_fit_serves_counts
+    assert np.array_equal(sel.top_features(10), np.flatnonzero(sel.support_))
+    for bad in (11, 60, 0):
+        with pytest.raises(UFSBenchError, match="n_features_to_select=10"):
+            sel.top_features(bad)
+
+
+def _session_start_support(X, Y, h, ridge=1e-3):
+    """Frozen copy of MCFS stage 2 + Eq. 5 before the one-fit change (formed Gram, dense path)."""
+    n, d = X.shape
+    gram = X.T @ X
+    gram[np.diag_indices(d)] += ridge
+    coefs = np.zeros((d, Y.shape[1]))
+    for j in range(Y.shape[1]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            _, _, path = lars_path_gram(X.T @ Y[:, j], gram, n_samples=n, method="lasso",
+                                        max_iter=min(4 * h + 20, 8 * d))
+        nnz = np.count_nonzero(path, axis=0)
+        ok = np.flatnonzero(nnz <= h)
+        a = path[:, ok[nnz[ok] == nnz[ok].max()][-1]]
+        coefs[:, j] = a / np.linalg.norm(a)
+    scores = np.abs(coefs).max(axis=1)
+    return np.sort(np.lexsort((np.arange(d), -scores))[:h])
+
+
+@pytest.mark.parametrize("weight", ["heat", "binary"])
+@pytest.mark.parametrize("n, d", [(40, 120), (60, 30)])   # implicit-Gram path; formed Gram
+def test_one_fit_serves_every_smaller_count_exactly(weight, n, d):
+    # fit(H).top_features(h) is the subset a refit with n_features_to_select = h selects, bit
+    # for bit (same coefficients too), for h below, at and between the steps of the path.
+    X = make_synthetic(n_samples=n, n_features=d, n_informative=6, n_clusters=3,
+                       separation=1.0, random_state=d).X
+    H = 24
+    one = make_selector("mcfs", n_clusters=3, n_features_to_select=H, weight=weight).fit(X)
+    for h in (1, 3, 7, 12, 19, H):
+        refit = make_selector("mcfs", n_clusters=3, n_features_to_select=h, weight=weight).fit(X)
+        assert np.array_equal(one.top_features(h), np.flatnonzero(refit.support_))
+        coef, reached = coefficients_for(one._path_steps, h)
+        assert np.array_equal(coef, refit.coef_) and np.array_equal(reached, refit.cardinality_)
+        if d <= n:   # the formed-Gram path is the session-start computation itself
+            assert np.array_equal(refit.top_features(h),
+                                  _session_start_support(X, refit.embedding_, h))
+
+
+@pytest.mark.parametrize("solver", ["implicit", "gram"])
+def test_shorter_path_is_a_bitwise_prefix(solver):
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((30, 70))
+    Y = rng.standard_normal((30, 2))
+    long = spectral_lars_paths(X, Y, 40, solver=solver)
+    for h in (2, 9, 25):
+        for short, full in zip(spectral_lars_paths(X, Y, h, solver=solver), long):
+            assert len(short) == min(len(full), lars_max_iter(h, 70) + 1)
+            for s in range(len(short)):
+                assert np.array_equal(short.coef(s), full.coef(s))
+
+
+def test_implicit_and_gram_select_the_same_subsets_for_every_count():
+    # The runner's one fit at H = 30 on the implicit path against the session-start form.
+    X = make_synthetic(n_samples=40, n_features=150, n_informative=6, n_clusters=3,
+                       separation=1.0, random_state=7).X
+    one = make_selector("mcfs", n_clusters=3, n_features_to_select=30).fit(X)
+    for h in (5, 10, 20, 30):
+        assert np.array_equal(one.top_features(h), _session_start_support(X, one.embedding_, h))
 
 
 def test_bad_parameters(data):
@@ -158,3 +224,26 @@ def test_large_n_path_selects_the_same_features(data, monkeypatch):
     large = make_selector("mcfs", n_clusters=3, n_features_to_select=6).fit(data.X)
     assert np.array_equal(dense.support_, large.support_)
     np.testing.assert_allclose(large.scores_, dense.scores_, atol=1e-7)
+
+
+def test_best_step_only_looks_at_the_steps_a_fit_for_h_runs():
+    # A count served from a longer path must ignore the steps beyond its own 4h + 20: here the
+    # longer path returns to one non-zero at step 40, after the 24 steps a fit with h = 1 runs.
+    nnz = np.r_[np.arange(30), np.full(10, 3), 1, np.arange(2, 20)]
+    assert lars_max_iter(1, 1000) == 24
+    assert best_step(nnz, 1, 1000) == 1
+    assert best_step(nnz, 2, 1000) == 2
+    assert best_step(nnz, 3, 1000) == 32           # the plateau of 3 runs to 39; h = 3 runs 32
+    assert best_step(nnz[:25], 1, 1000) == best_step(nnz, 1, 1000)
+
+
+def test_counts_above_the_reachable_cardinality_without_ridge():
+    # ridge = 0, d > n: the path never passes n non-zeros, so h > n takes "the last step with the
+    # largest cardinality below h" -- among the h-fit's own steps, which the one fit must respect.
+    X = make_synthetic(n_samples=24, n_features=90, n_informative=6, n_clusters=3,
+                       separation=1.0, random_state=3).X
+    one = make_selector("mcfs", n_clusters=3, n_features_to_select=40, ridge=0.0).fit(X)
+    for h in (10, 23, 30, 40):
+        refit = make_selector("mcfs", n_clusters=3, n_features_to_select=h, ridge=0.0).fit(X)
+        assert np.array_equal(one.top_features(h), np.flatnonzero(refit.support_))
+        assert np.array_equal(coefficients_for(one._path_steps, h)[0], refit.coef_)

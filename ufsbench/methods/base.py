@@ -8,7 +8,11 @@ implements ``_fit(X)``, which must set either
   (``selection_kind = "ranking"``): one fit serves every feature count, or
 * ``support_`` (n_features,) boolean with exactly ``n_features_to_select`` True entries, for a
   method that returns an exact subset (``selection_kind = "subset"``, e.g. l2,0 models): the
-  runner refits it per feature count.
+  runner refits it per feature count -- unless the class declares ``one_fit_serves_counts``:
+  then a fit with ``n_features_to_select = H`` also holds the exact subset a fit with any
+  h <= H would select, ``top_features(h)`` returns it (through the method's ``_subset_for(h)``,
+  which must equal the refit's ``support_`` bit for bit; its tests must check that) and the
+  runner fits once per setting at the largest count.
 
 Joint methods that learn cluster labels also set ``labels_``; iterative ones record the objective
 per iteration in ``objective_history_``. Validation happens once, in ``fit``.
@@ -48,6 +52,10 @@ class UFSSelector(SelectorMixin, BaseEstimator):
     #: every seed through :meth:`labels_for_seed`. A method declaring it implements
     #: ``_labels_for_seed`` and keeps its fit deterministic (its tests must check both).
     random_state_only_in_labels: ClassVar[bool] = False
+    #: Subset methods only: True when a fit with n_features_to_select = H gives, through
+    #: :meth:`top_features`, the exact subset a fit with any h <= H would select (e.g. a path
+    #: whose shorter runs are its prefixes). A method declaring it implements ``_subset_for``.
+    one_fit_serves_counts: ClassVar[bool] = False
 
     def fit(self, X, y=None):
         """Fit on X (n_samples, n_features). ``y`` is ignored: selectors never see labels."""
@@ -68,19 +76,38 @@ class UFSSelector(SelectorMixin, BaseEstimator):
         raise NotImplementedError
 
     def top_features(self, m: int) -> np.ndarray:
-        """Sorted indices of the m best features of a ranking method, without refitting."""
+        """Sorted indices of the m best features, without refitting.
+
+        Ranking methods: the top m of the ranking. Subset methods: the fitted subset (m = its
+        size), or, for a method declaring ``one_fit_serves_counts``, the subset a fit with
+        ``n_features_to_select = m`` would select, for any m up to the fitted count.
+        """
         check_is_fitted(self, "support_")
         if self.selection_kind == "all":
             return np.arange(self.n_features_in_)
         if self.selection_kind != "ranking":
-            if m != int(self.support_.sum()):
-                raise UFSBenchError(
-                    f"{type(self).__name__} selects an exact subset; refit it with "
-                    f"n_features_to_select={m} instead of asking for the top {m}")
-            return np.flatnonzero(self.support_)
+            return self._subset_top_features(m)
         if not 1 <= m <= self.n_features_in_:
             raise UFSBenchError(f"m={m} must be between 1 and n_features={self.n_features_in_}")
         return np.sort(self.ranking_[:m])
+
+    def _subset_top_features(self, m: int) -> np.ndarray:
+        fitted = int(self.support_.sum())
+        if m == fitted:
+            return np.flatnonzero(self.support_)
+        name = type(self).__name__
+        if not self.one_fit_serves_counts:
+            raise UFSBenchError(f"{name} selects an exact subset; refit it with "
+                                f"n_features_to_select={m} instead of asking for the top {m}")
+        if not 1 <= m <= fitted:
+            raise UFSBenchError(f"{name} was fitted with n_features_to_select={fitted}, which "
+                                f"serves feature counts 1..{fitted}; refit it with "
+                                f"n_features_to_select >= {m} to get the subset for m={m}")
+        return np.sort(np.asarray(self._subset_for(int(m)), dtype=int))
+
+    def _subset_for(self, m: int) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError(f"{type(self).__name__} declares one_fit_serves_counts but "
+                                  f"does not implement _subset_for")
 
     def labels_for_seed(self, random_state) -> np.ndarray | None:
         """The ``labels_`` a fit with ``random_state`` (an int seed) would give, without refitting.

@@ -13,21 +13,24 @@ from ufsbench.methods._checks import check_int, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import knn_graph, ranking_from_scores
 from ufsbench.numerics import graphs
-from ufsbench.numerics.lars import lasso_lars_ridge_path
+from ufsbench.numerics.lars import SparseLarsPath, lasso_lars_ridge_path
 from ufsbench.numerics.spectral import generalized_spectral_embedding
 
 
-def sparse_spectral_coefficients(X: np.ndarray, Y: np.ndarray, cardinality: int,
-                                 ridge: float = 1e-3,
-                                 solver: str = "auto") -> tuple[np.ndarray, np.ndarray]:
-    """Stage 2 of MCFS: one LARS-lasso regression of every column y_k of Y on X.
+def lars_max_iter(cardinality: int, n_features: int) -> int:
+    """Path steps run for a target cardinality (lasso steps may drop variables, so the path can
+    be longer than the cardinality)."""
+    return min(4 * cardinality + 20, 8 * n_features)
+
+
+def spectral_lars_paths(X: np.ndarray, Y: np.ndarray, cardinality: int, ridge: float = 1e-3,
+                        solver: str = "auto") -> list[SparseLarsPath]:
+    """The LARS-lasso path of every column y_k of Y on X, run for ``cardinality`` (stage 2).
 
     For each k the lasso path of min ||y_k - X a||^2 + ridge ||a||^2 (+ l1) is traced by LARS
-    with the lasso modification on the Gram matrix X^T X + ridge I (Cai's ``SR.m``); the
-    coefficient vector taken is the one at the *last* path step with exactly ``cardinality``
-    non-zeros, rescaled to unit l2 norm. If the path never has that many non-zeros (possible
-    only without ridge), the last step with the largest cardinality below it is taken.
-    Returns A (d, K) and the cardinality reached per column.
+    with the lasso modification on the Gram matrix X^T X + ridge I (Cai's ``SR.m``) for
+    :func:`lars_max_iter` steps. The path for a smaller cardinality is a prefix of this one, bit
+    for bit: LARS only stops earlier (tests check it for both solvers).
 
     ``solver``: ``"gram"`` forms the d x d Gram and runs scikit-learn's ``lars_path_gram``;
     ``"implicit"`` runs :func:`ufsbench.numerics.lars.lasso_lars_ridge_path`, the same path
@@ -40,31 +43,78 @@ def sparse_spectral_coefficients(X: np.ndarray, Y: np.ndarray, cardinality: int,
     if solver == "auto":
         solver = "implicit" if d > n else "gram"
     XY = X.T @ Y
-    coefs = np.zeros((d, Y.shape[1]))
-    reached = np.zeros(Y.shape[1], dtype=int)
-    # Lasso steps may drop variables, so the path can be longer than the target cardinality.
-    max_iter = min(4 * cardinality + 20, 8 * d)
-    if solver == "gram":
-        gram = X.T @ X
-        gram[np.diag_indices(d)] += ridge
+    max_iter = lars_max_iter(cardinality, d)
+    if solver == "implicit":
+        return [lasso_lars_ridge_path(X, XY[:, j], ridge, n_samples=n, max_iter=max_iter)
+                for j in range(Y.shape[1])]
+    gram = X.T @ X
+    gram[np.diag_indices(d)] += ridge
+    paths = []
     for j in range(Y.shape[1]):
-        if solver == "gram":
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                _, _, path = lars_path_gram(XY[:, j], gram, n_samples=n, method="lasso",
-                                            max_iter=max_iter)
-            nnz = np.count_nonzero(path, axis=0)
-        else:
-            sparse_path = lasso_lars_ridge_path(X, XY[:, j], ridge, n_samples=n,
-                                                max_iter=max_iter)
-            nnz = sparse_path.nnz()
-        ok = np.flatnonzero(nnz <= cardinality)
-        best = ok[nnz[ok] == nnz[ok].max()][-1]   # last step with the largest admissible nnz
-        a = path[:, best] if solver == "gram" else sparse_path.coef(best)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            alphas, _, path = lars_path_gram(XY[:, j], gram, n_samples=n, method="lasso",
+                                             max_iter=max_iter)
+        paths.append(SparseLarsPath.from_dense(alphas, path))
+    return paths
+
+
+def best_step(nnz: np.ndarray, cardinality: int, n_features: int) -> int:
+    """The step MCFS takes from a path run for ``cardinality``: the *last* step with the largest
+    number of non-zeros <= cardinality (exactly the cardinality whenever the path reaches it),
+    among the first ``lars_max_iter(cardinality) + 1`` steps -- all of a path run for it, the
+    same prefix of a longer one."""
+    nnz = nnz[: lars_max_iter(cardinality, n_features) + 1]
+    ok = np.flatnonzero(nnz <= cardinality)
+    return int(ok[nnz[ok] == nnz[ok].max()][-1])
+
+
+class CardinalityCoefficients:
+    """One column's LARS path kept only at the steps some cardinality 1..H takes (compact).
+
+    ``coef(h)`` is the unit-norm coefficient vector MCFS takes for cardinality h <= H, the same
+    bits as from a path run for h (its prefix).
+    """
+
+    def __init__(self, path: SparseLarsPath, max_cardinality: int):
+        self.n_features, self.max_cardinality = path.n_features, max_cardinality
+        self.nnz = path.nnz()
+        steps = {best_step(self.nnz, h, self.n_features) for h in range(1, max_cardinality + 1)}
+        self.kept = {s: (path.active[s], path.coefs[s]) for s in steps}
+
+    def coef(self, cardinality: int) -> tuple[np.ndarray, int]:
+        """(a / ||a||, its number of non-zeros) at the step taken for ``cardinality``."""
+        if not 1 <= cardinality <= self.max_cardinality:
+            raise ValueError(f"cardinality {cardinality} outside 1..{self.max_cardinality}")
+        step = best_step(self.nnz, cardinality, self.n_features)
+        a = np.zeros(self.n_features)
+        active, values = self.kept[step]
+        a[active] = values
         norm = np.linalg.norm(a)
-        coefs[:, j] = a / norm if norm > 0 else a
-        reached[j] = nnz[best]
-    return coefs, reached
+        return (a / norm if norm > 0 else a), int(self.nnz[step])
+
+
+def coefficients_for(columns: list[CardinalityCoefficients],
+                     cardinality: int) -> tuple[np.ndarray, np.ndarray]:
+    """A (d, K) with column k = ``columns[k].coef(cardinality)``, and the cardinality reached."""
+    pairs = [c.coef(cardinality) for c in columns]
+    return np.column_stack([a for a, _ in pairs]), np.array([r for _, r in pairs], dtype=int)
+
+
+def sparse_spectral_coefficients(X: np.ndarray, Y: np.ndarray, cardinality: int,
+                                 ridge: float = 1e-3,
+                                 solver: str = "auto") -> tuple[np.ndarray, np.ndarray]:
+    """Stage 2 of MCFS: one LARS-lasso regression of every column y_k of Y on X.
+
+    The coefficient vector taken from each path (:func:`spectral_lars_paths`) is the one at the
+    *last* path step with exactly ``cardinality`` non-zeros, rescaled to unit l2 norm. If the
+    path never has that many non-zeros (possible only without ridge), the last step with the
+    largest cardinality below it is taken. Returns A (d, K) and the cardinality reached per
+    column.
+    """
+    paths = spectral_lars_paths(X, Y, cardinality, ridge, solver)
+    return coefficients_for([CardinalityCoefficients(p, cardinality) for p in paths],
+                            cardinality)
 
 
 @register("mcfs")
@@ -86,8 +136,13 @@ class MCFS(UFSSelector):
     stated):
 
     * ``selection_kind = "subset"``: the LARS cardinality equals the requested feature count h,
-      so the model is refitted per h (subsets for different h need not be nested), as in Cai's
-      code; FSASL's variant (one fit at max h, truncated) is not used. ``scores_`` is still set.
+      so the subsets for different h need not be nested, as in Cai's code; FSASL's variant (one
+      fit at max h, truncated) is not used. ``scores_`` is still set. But one fit serves every
+      h <= H exactly (``one_fit_serves_counts``): the embedding does not depend on h, and the
+      path run for h (``4h + 20`` steps) is a bitwise prefix of the path run for H, so the step
+      a fit with h takes ("last step with h non-zeros among its first 4h + 20 steps") is found
+      on the stored path. ``top_features(h)`` returns that subset (the same bits as a refit with
+      ``n_features_to_select = h``: tests compare both), and the runner fits once per setting.
     * LARS *with the lasso modification* (variables may leave the active set) on the Gram matrix
       X^T X + ``ridge`` I with ``ridge = 1e-3`` (Cai's ``SR.m``); the ridge is what lets the path
       reach h >= n non-zeros. X is neither centred nor scaled and there is no intercept. The
@@ -121,6 +176,7 @@ class MCFS(UFSSelector):
     """
 
     selection_kind = "subset"
+    one_fit_serves_counts = True
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, k=5,
                  weight="heat", sigma=None, n_eigenvectors=None, ridge=1e-3):
@@ -149,8 +205,16 @@ class MCFS(UFSSelector):
         graph = graphs.sparse_knn_graph if n >= graphs.SPARSE_MIN_SAMPLES else knn_graph
         S = cached_call(graph, X, k=min(self.k, n - 1), weight=self.weight, sigma=self.sigma)
         self.embedding_, self.eigenvalues_ = generalized_spectral_embedding(S, int(K))
-        self.coef_, self.cardinality_ = sparse_spectral_coefficients(
-            X, self.embedding_, self.n_features_to_select_, self.ridge)
+        h = self.n_features_to_select_
+        paths = spectral_lars_paths(X, self.embedding_, h, self.ridge)
+        # Only the steps some count 1..h takes are kept (what _subset_for needs).
+        self._path_steps = [CardinalityCoefficients(p, h) for p in paths]
+        self.coef_, self.cardinality_ = coefficients_for(self._path_steps, h)
         self.scores_ = np.abs(self.coef_).max(axis=1)
         self.support_ = np.zeros(d, dtype=bool)
-        self.support_[ranking_from_scores(self.scores_)[: self.n_features_to_select_]] = True
+        self.support_[ranking_from_scores(self.scores_)[:h]] = True
+
+    def _subset_for(self, h: int) -> np.ndarray:
+        """The features a fit with n_features_to_select = h selects (Eq. 5 on its coefficients)."""
+        coef, _ = coefficients_for(self._path_steps, h)
+        return np.sort(ranking_from_scores(np.abs(coef).max(axis=1))[:h])

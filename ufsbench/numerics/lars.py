@@ -64,6 +64,13 @@ class SparseLarsPath:
     def __len__(self) -> int:
         return len(self.coefs)
 
+    @classmethod
+    def from_dense(cls, alphas: np.ndarray, path: np.ndarray) -> "SparseLarsPath":
+        """The sparse form of a dense (n_features, n_steps) path (scikit-learn's output)."""
+        active = [np.flatnonzero(path[:, s]) for s in range(path.shape[1])]
+        return cls(n_features=path.shape[0], alphas=np.asarray(alphas), active=active,
+                   coefs=[path[a, s] for s, a in enumerate(active)])
+
     def nnz(self) -> np.ndarray:
         """Number of non-zero coefficients at every step (exact zeros excluded)."""
         return np.array([np.count_nonzero(c) for c in self.coefs], dtype=int)
