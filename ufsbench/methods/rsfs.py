@@ -73,6 +73,10 @@ class RSFS(UFSSelector):
       update corresponds to (the code's getObj uses an l2,1 norm there). Stop when
       (obj_old - obj_new) / obj_new < ``tol`` = 1e-3 or after ``max_iter`` = 20 iterations (code).
     * The d > n case uses the n x n (Woodbury) form of the W-step (``solver="auto"``).
+    * Cost (same results up to round-off): the graph, its Laplacian and the spectral start depend
+      on the data and the seed only and are read from the disk cache (:func:`rsfs_start`); the
+      d x d W-step reuses the cached X^T X (only D changes), the n x n one forms X R^{-1} X^T by
+      a symmetric rank-k product; the iterations multiply by the sparse L.
     * ``labels_`` = argmax of each row of Y.
     """
 

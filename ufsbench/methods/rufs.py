@@ -116,6 +116,10 @@ class RUFS(UFSSelector):
     * zeta = 1e7 as Qian's code; eps = 1e-8 inside every smoothed norm; at most ``max_iter`` outer
       iterations (code: 20), stop when the relative objective decrease is below ``tol``.
     * ``labels_`` = argmax of each row of G.
+    * Cost (same results up to round-off): G0, F0 depend on the data and the seed only and are
+      read from the disk cache (:func:`rufs_start`), W0 from the cached X^T X (or X X^T); the
+      W-step forms X^T Q_h X (or its n x n form) as a symmetric rank-k product; the row norms
+      of X - G F and X W - G computed for the objective serve the next iteration's reweighting.
 
     Parameters
     ----------
