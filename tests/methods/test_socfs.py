@@ -91,3 +91,73 @@ def test_finite_on_high_dimensional_input():
                         inner_iter=20).fit(ds.X)
     assert np.all(np.isfinite(sel.scores_))
     assert set(sel.ranking_[:2]) <= set(ds.informative)
+
+
+# -- exact fast paths against the previous computation -----------------------------------------
+@pytest.mark.parametrize("shape", [(40, 12), (20, 50)])
+@pytest.mark.parametrize("kind", ["none", "sparse"])
+def test_regression_step_equals_solve_gram_plus_diag(shape, kind):
+    import scipy.sparse as sp
+
+    from ufsbench.methods.socfs import regression_step
+    rng = np.random.default_rng(3)
+    n, d = shape
+    X = rng.standard_normal((n, d))
+    metric = None
+    if kind == "sparse":
+        A = sp.random(n, n, density=0.1, random_state=4)
+        metric = sp.identity(n, format="csr") + (A @ A.T).tocsr()
+    step = regression_step(X, metric)
+    for _ in range(3):                                # the cached X^T M X is not altered
+        T, reg = rng.standard_normal((n, 3)), rng.uniform(0.1, 10.0, d)
+        np.testing.assert_array_equal(step(T, reg), solve_gram_plus_diag(X, T, reg, metric))
+
+
+def _reference_socfs(sel, X, P=None):
+    """Frozen copy of the SOCFS loop of commit 0df8ac1 (X^T M X formed every outer iteration,
+    X W B inside the inner loop): (W, objective history)."""
+    import scipy.sparse as sp
+
+    from ufsbench.numerics.irls import smoothed_l21_norm
+    n, d = X.shape
+    c = sel.n_clusters
+    X = X - X.mean(axis=0)
+    rng = np.random.RandomState(sel.random_state)
+    E = np.linalg.qr(rng.uniform(size=(n, c)))[0]
+    B = np.linalg.qr(rng.uniform(size=(c, c)))[0]
+    W = rng.uniform(size=(d, c))
+    H = rng.uniform(size=(n, c))
+    P = sel._graph_penalty(X)
+    metric = None if P is None else sp.identity(n, format="csr") + P
+    lam, lam2, eps = sel.lambda_, sel.lambda2, sel.eps
+    history = []
+    for _ in range(sel.max_iter):
+        XW = X @ W
+        for _ in range(sel.inner_iter):
+            E = orthonormal_polar(XW @ B + lam2 * H)
+            H = np.maximum(E, 0.0)
+        B = orthonormal_polar(XW.T @ E)
+        W = solve_gram_plus_diag(X, E @ B.T, lam * l21_reweight(W, eps), metric)
+        XW = X @ W
+        value = (np.sum((XW - E @ B.T) ** 2) + lam * smoothed_l21_norm(W, eps)
+                 + lam2 * np.sum((E - H) ** 2))
+        if P is not None:
+            value += float(np.sum(XW * (P @ XW)))
+        history.append(float(value))
+    return W, history
+
+
+@pytest.mark.parametrize("method,params", [
+    ("socfs", dict(lambda_=100.0)), ("socfs", dict(lambda_=1e-4)),
+    ("socfs_triplet", dict(lambda_=1.0, alpha=1e2)), ("socfs_triplet", dict(lambda_=1e4, alpha=1.0))])
+@pytest.mark.parametrize("d", [15, 70])
+def test_fit_equals_previous_computation(method, params, d):
+    # Hoisting X^T M X and X W B must not change a single bit of the fit (d <= n and d > n).
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((50, d)) + np.repeat(rng.standard_normal((3, d)), [20, 15, 15], 0)
+    sel = make_selector(method, n_clusters=3, random_state=2, max_iter=8, inner_iter=6, tol=0.0,
+                        **params)
+    W, history = _reference_socfs(sel, X)
+    sel.fit(X)
+    np.testing.assert_array_equal(sel.W_, W)
+    assert sel.objective_history_ == history

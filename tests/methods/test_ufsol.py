@@ -274,3 +274,115 @@ def test_raw_triplet_weights_option_indefinite_path():
     default = make_selector("ufsol", n_clusters=2, random_state=0, alpha=10.0, beta=0.1,
                             max_iter=6, n_init=2).fit(ds.X)
     assert not np.allclose(default.scores_, fits[0].scores_)
+
+
+# -- exact fast paths against the previous computation -----------------------------------------
+def _kmeans_inputs():
+    """Small Y like the V-step's, plus tied (rounded) and duplicated points."""
+    rng = np.random.default_rng(11)
+    cases = []
+    for n, c, d in [(60, 3, 3), (200, 7, 7), (150, 20, 20), (90, 5, 2)]:
+        Y = rng.standard_normal((n, d)) + 3 * rng.standard_normal((c, d))[rng.integers(0, c, n)]
+        cases.append((Y, c))
+    Y = np.round(rng.standard_normal((120, 4)), 1)                    # many exact ties
+    Y[:50] = Y[0]                                                      # duplicated points
+    cases.append((Y, 6))
+    return cases
+
+
+def test_kmeans_labels_equal_scikit_learn_bit_for_bit():
+    from ufsbench.numerics.exact_kmeans import kmeans_labels
+    for i, (Y, c) in enumerate(_kmeans_inputs()):
+        seed = 1000 + i
+        ref = KMeans(c, init="k-means++", n_init=10, random_state=seed).fit(Y)
+        got = kmeans_labels(Y, c, n_init=10, random_state=seed)
+        assert got.dtype == ref.labels_.dtype
+        np.testing.assert_array_equal(got, ref.labels_)
+        centres = np.vstack([Y[ref.labels_ == lab].mean(0) for lab in np.unique(ref.labels_)])
+        shifted = centres + 0.3                                       # Lloyd from given centres
+        np.testing.assert_array_equal(kmeans_labels(Y, len(centres), init=shifted),
+                                      KMeans(len(centres), init=shifted, n_init=1).fit(Y).labels_)
+
+
+def test_kmeans_labels_warns_like_scikit_learn_on_duplicates():
+    from sklearn.exceptions import ConvergenceWarning
+
+    from ufsbench.numerics.exact_kmeans import kmeans_labels
+    Y = np.repeat(np.arange(3.0)[:, None], 10, axis=0)                # 3 distinct points
+    with pytest.warns(ConvergenceWarning, match=r"distinct clusters \(3\) found smaller than "
+                                                r"n_clusters \(4\)"):
+        labels = kmeans_labels(Y, 4, n_init=2, random_state=0)
+    with pytest.warns(ConvergenceWarning):
+        ref = KMeans(4, n_init=2, random_state=0).fit(Y).labels_
+    np.testing.assert_array_equal(labels, ref)
+
+
+def _reference_fit(sel, X):
+    """Frozen copy of the fit loop of commit 0df8ac1 (scikit-learn KMeans in the V-step, sym of
+    every M, X W recomputed, eigh_smallest): (scores, labels, objective history)."""
+    from sklearn.utils import check_random_state
+
+    from ufsbench.numerics import eigh_smallest, l21_reweight, row_norms, sym
+    n, d = X.shape
+    sel.n_clusters_ = sel.n_clusters
+    d2 = sel._check_params(n, d)
+    rng = check_random_state(sel.random_state)
+    X = sel._preprocess(X)
+    X = X[:, X.std(axis=0) > 0]                     # the fit's constant-feature filter (a copy)
+    sel.alpha_ = 0.0 if sel.graph == "none" else float(sel.alpha)
+    solver = sel.eigen_solver
+    gram = solver == "dense"
+    sel._x_norm2 = float(np.linalg.norm(X, 2) ** 2)
+    if gram:
+        base = X.T @ X
+        if sel.alpha_ > 0:
+            base += sel.alpha_ * graph_gram(X, sel.graph, k=sel.k, sigma=sel.sigma)
+    else:
+        base = sel.alpha_ * ufsol_laplacian(X, sel.graph, k=sel.k, sigma=sel.sigma) + np.eye(n)
+    W = np.zeros((d, d2))
+    W[rng.choice(d, size=d2, replace=False), np.arange(d2)] = 1.0
+    labels, history = None, []
+    for t in range(sel.max_iter):
+        r_diag = l21_reweight(W, eps=sel.eps, factor=1.0)
+        Y = X @ W
+        seed = int(rng.randint(np.iinfo(np.int32).max))
+        cands = [KMeans(d2, init="k-means++", n_init=sel.n_init, random_state=seed).fit(Y).labels_]
+        if labels is not None:
+            cands.insert(0, labels)
+            present = np.unique(labels)
+            if len(present) == d2:
+                centres = np.vstack([Y[labels == lab].mean(axis=0) for lab in present])
+                cands.insert(1, KMeans(d2, init=centres, n_init=1).fit(Y).labels_)
+        labels = cands[int(np.argmin([within_cluster_sse(Y, lab) for lab in cands]))]
+        if gram:
+            VX = indicator_projection(X, labels)
+            M = sym(base - VX.T @ VX)
+            G = M.copy()
+            G[np.diag_indices_from(G)] += 0.5 * sel.beta * r_diag
+            W = eigh_smallest(G, d2)[1]
+        else:
+            M = sym(base - indicator_gram(labels))
+            W = sel._w_step(X, M, r_diag, d2, W, solver)
+        history.append(sel._objective(X @ W, M, W, gram=gram))
+        if t > 0 and abs(history[-2] - history[-1]) <= sel.tol * max(abs(history[-2]), 1e-300):
+            break
+    return row_norms(W), labels, history
+
+
+@pytest.mark.parametrize("graph,alpha,beta,solver", [
+    ("triplet", 1.0, 1.0, "dense"), ("maxmargin", 1e-2, 1e2, "dense"),
+    ("similarity", 1e2, 1e-4, "dense"), ("none", 1.0, 1e4, "dense"),
+    ("triplet", 1e2, 1.0, "shift_invert"), ("maxmargin", 1.0, 1e-2, "shift_invert")])
+def test_fit_equals_previous_computation(graph, alpha, beta, solver):
+    # The fast V-step (exact K-means, duplicate candidates skipped) and the loop's saved passes
+    # must give the fit of the previous code bit for bit (no round-off changes at all).
+    d = 30 if solver == "dense" else 90
+    data = make_synthetic(n_samples=40, n_features=d, n_informative=5, n_clusters=3,
+                          random_state=2)
+    params = dict(n_clusters=3, random_state=5, graph=graph, alpha=alpha, beta=beta,
+                  eigen_solver=solver, preprocess="zscore", max_iter=12, n_init=4)
+    fast = make_selector("ufsol", **params).fit(data.X)
+    scores, labels, history = _reference_fit(make_selector("ufsol", **params), data.X)
+    np.testing.assert_array_equal(fast.scores_, scores)
+    np.testing.assert_array_equal(fast.labels_, labels)
+    assert fast.objective_history_ == history
