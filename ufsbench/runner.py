@@ -1,8 +1,10 @@
 """The sweep runner: (dataset x method x parameter grid) -> fits -> seeded K-means -> records.
 
 One *task* is one (dataset, method, parameter setting). A ranking method is fitted once per task
-and evaluated at every feature count; a subset method is refitted per count; "all" methods are
-evaluated once on every feature. Tasks run in parallel with joblib, each worker limited to
+and evaluated at every feature count; a subset method is refitted per count, unless it declares
+``one_fit_serves_counts`` (its fit at the largest count gives every smaller count's exact subset
+through ``top_features``): then it is fitted once per task for its K-means records; "all" methods
+are evaluated once on every feature. Tasks run in parallel with joblib, each worker limited to
 ``cores // n_jobs`` BLAS threads so that workers do not oversubscribe the machine. Every finished
 evaluation is written at once as its own record, so an interrupted sweep loses nothing finished
 and a rerun resumes. A task is claimed with a lock file in the store before it runs, so that two
@@ -11,7 +13,8 @@ file system) never compute the same task twice: a sweep that finds a task claime
 tasks first, then waits for the claim to be released (or to go stale) and picks up what is left.
 ``backend="dask"`` runs the tasks on a ``dask.distributed`` cluster through joblib's dask
 backend. The runner knows methods only through the selector API (``selection_kind``,
-``top_features``, ``labels_``, ``labels_for_seed``): it never special-cases a method.
+``one_fit_serves_counts``, ``top_features``, ``labels_``, ``labels_for_seed``): it never
+special-cases a method.
 """
 
 from __future__ import annotations
@@ -240,14 +243,52 @@ def run_task(task: Task, X: np.ndarray, y: np.ndarray) -> int:
                                         **_summary(selector), "env": environment()})
                     written += 1
         else:
+            one_fit = None
+            if selector_class(task.method).one_fit_serves_counts:
+                one_fit, n_written = _run_subset_counts_one_fit(task, store, X, y, counts)
+                written += n_written
             for m in counts:
-                written += _run_subset_count(task, store, X, y, m)
+                # The one fit is the fit at its own count (same count, same seed): the own-label
+                # runs reuse it there; other counts are refitted as before (their labels come
+                # from a fit at that count).
+                reuse = one_fit if one_fit is not None and one_fit[2] == m else None
+                written += _run_subset_count(task, store, X, y, m, reuse)
     return written
 
 
-def _run_subset_count(task: Task, store: ResultStore, X, y, m: int) -> int:
-    """A subset method at one feature count: K-means on its features, and its own labels."""
-    written, selector, fit_time = 0, None, None
+def _run_subset_counts_one_fit(task: Task, store: ResultStore, X, y, counts: list[int]):
+    """K-means records of a subset method declaring ``one_fit_serves_counts``: one fit.
+
+    Fitted once, at the largest count still needing a record (nothing when none does); each
+    count's subset is ``top_features(m)``, the exact subset a refit at m selects, and each
+    record is written as soon as it is scored. Returns ((selector, fit time, fitted count) or
+    None, records written).
+    """
+    if "kmeans" not in task.protocol.scoring:
+        return None, 0
+    todo = [m for m in counts if store.needs(task.record_key(m, "kmeans"))]
+    if not todo:
+        return None, 0
+    fitted_count = max(todo)
+    selector, fit_time = _fit(task, X, fitted_count, task.seed)
+    for m in todo:
+        selected = selector.top_features(m)
+        store.write_record(task.record_key(m, "kmeans"),
+                           {**_kmeans_result(task, X, y, selected), "selected": selected,
+                            "fit_time": fit_time, "subset_from_one_fit": True,
+                            "one_fit_n_features": fitted_count, **_summary(selector),
+                            "env": environment()})
+    return (selector, fit_time, fitted_count), len(todo)
+
+
+def _run_subset_count(task: Task, store: ResultStore, X, y, m: int, fitted=None) -> int:
+    """A subset method at one feature count: K-means on its features, and its own labels.
+
+    ``fitted``: (selector, fit time, count) of a fit at this count with the task's seed, reused
+    for the own-label runs.
+    """
+    written = 0
+    selector, fit_time = (fitted[0], fitted[1]) if fitted is not None else (None, None)
     key = task.record_key(m, "kmeans")
     if "kmeans" in task.protocol.scoring and store.needs(key):
         selector, fit_time = _fit(task, X, m, task.seed)
