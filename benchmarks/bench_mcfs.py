@@ -1,32 +1,145 @@
-"""MCFS stage 2: LARS-lasso on the implicit Gram (fast) vs scikit-learn on the d x d Gram (current).
+"""MCFS: one fit per setting for every feature count, the faster LARS step, and scikit-feature.
 
-For each data set: the MCFS embedding (kNN heat graph, k = 5, K = number of classes), then
-``sparse_spectral_coefficients`` with ``solver="gram"`` (X^T X + ridge I formed, then
-``lars_path_gram``; what MCFS ran before) and ``solver="implicit"`` (``ufsbench.numerics.lars``).
-Columns: time and tracemalloc peak of each (and the implicit time once more without
-tracemalloc, which slows its many small allocations), the time ratio (traced/traced), max
-|coefficient difference|, whether the supports (non-zeros of every a_k) and the selected features
-are identical. A run past ``--budget`` seconds is reported as ``> budget``.
+Section ``sweep`` (default), per data set, the feature counts of its config (six: 50..300):
 
-Usage: python benchmarks/bench_mcfs.py [--data synthetic:100x2000 synthetic:100x10000 prostate_ge]
+* before = the session-start code (commit ``0df8ac1``: ``methods/mcfs.py`` and
+  ``numerics/lars.py`` read with ``git show`` and imported by path), refitted per count as the
+  runner did: six fits;
+* now, refitted per count (the faster LARS step alone), and now as the runner does it: one fit
+  at the largest count, each count's subset from ``top_features(m)``;
+* scikit-feature's MCFS (``skfeature-chappers``; called as in ``bench_skfeature.py``, whose
+  helpers are imported: its own binary kNN graph, ``Lars(n_nonzero_coefs=m)``), one fit per count
+  since its LARS cardinality is m.
+
+Both sides use the matched parameters of ``bench_skfeature.py`` (k = 5, binary weights) unless
+``--weight`` says otherwise. Agreement per count: the subset of the session-start refit against
+``top_features(m)`` of the one fit (same? Jaccard) and the max |score| difference of the
+unit-norm coefficient maxima (Eq. 5). Sides alternate per repeat in one process; the graph is
+read from the disk cache by every fit (written by a warm-up fit first).
+
+Section ``solver``: stage 2 alone, ``solver="implicit"`` (``ufsbench.numerics.lars``) against
+``"gram"`` (the d x d Gram and scikit-learn's ``lars_path_gram``) at one cardinality ``--h``.
+
+Usage: python benchmarks/bench_mcfs.py [--data prostate_ge pix10p] [--sections sweep solver]
+                                       [--weight binary] [--repeats 1] [--no-skfeature]
                                        [--h 100] [--budget 600]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-from common import load_bench_data, machine_line, markdown_table, measure
+from common import (REPO, feature_count_grid, jaccard, load_bench_data, machine_line,
+                    markdown_table, measure)
 
-from ufsbench.methods.mcfs import sparse_spectral_coefficients
+from ufsbench.methods import make_selector
+from ufsbench.methods.mcfs import coefficients_for, sparse_spectral_coefficients
 from ufsbench.numerics import knn_graph, ranking_from_scores
 from ufsbench.numerics.spectral import generalized_spectral_embedding
 
+SESSION_START = "0df8ac1"
 
-def run(spec: str, h: int, budget: float | None) -> list:
+
+def _module_from_git(name: str, path: str, replace: dict) -> object:
+    """A module of the session-start commit, imported by path (with import lines redirected)."""
+    source = subprocess.run(["git", "show", f"{SESSION_START}:{path}"], cwd=REPO, check=True,
+                            capture_output=True, text=True).stdout
+    for old, new in replace.items():
+        source = source.replace(old, new)
+    target = Path("/tmp") / f"{name}.py"
+    target.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, target)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def session_start_mcfs() -> type:
+    """The session-start MCFS class on the session-start LARS (not registered)."""
+    _module_from_git("_mcfs_start_lars", "ufsbench/numerics/lars.py", {})
+    module = _module_from_git("_mcfs_start", "ufsbench/methods/mcfs.py", {
+        "from ufsbench.numerics.lars import": "from _mcfs_start_lars import",
+        '@register("mcfs")': ""})
+    return module.MCFS
+
+
+def _timed(func):
+    start = time.perf_counter()
+    out = func()
+    return time.perf_counter() - start, out
+
+
+def sweep(spec: str, weight: str, repeats: int, with_skfeature: bool) -> tuple[list, list]:
+    """(sweep row, per-count rows) for one data set."""
+    label, X, _, c = load_bench_data(spec)
+    counts = [min(m, X.shape[1]) for m in feature_count_grid(spec)]
+    params = {"k": 5, "weight": weight}
+    Old = session_start_mcfs()
+
+    def new(m):
+        return make_selector("mcfs", n_features_to_select=m, n_clusters=c, random_state=0,
+                             **params).fit(X)
+
+    def old(m):
+        return Old(n_features_to_select=m, n_clusters=c, random_state=0, **params).fit(X)
+
+    new(min(counts))   # the graph into the disk cache: every fit below reads it
+    if with_skfeature:
+        from bench_skfeature import _skfeature, theirs
+        _skfeature()
+    times = {"old": [], "new": [], "one": [], "sk": []}
+    per_fit = {"old": {}, "new": {}}
+    for _ in range(repeats):
+        for side, fit in (("old", old), ("new", new)):
+            fitted = {m: _timed(lambda m=m: fit(m)) for m in counts}
+            times[side].append(sum(t for t, _ in fitted.values()))
+            for m, (t, sel) in fitted.items():
+                per_fit[side].setdefault(m, []).append(t)
+            per_fit[side]["selectors"] = {m: sel for m, (_, sel) in fitted.items()}
+        seconds, one = _timed(lambda: (lambda s: (s, [s.top_features(m) for m in counts]))(
+            new(max(counts))))
+        times["one"].append(seconds)
+        if with_skfeature:
+            sk = {m: _timed(lambda m=m: theirs("mcfs", X, c, m))[0] for m in counts}
+            times["sk"].append(sum(sk.values()))
+            for m, t in sk.items():
+                per_fit.setdefault("sk", {}).setdefault(m, []).append(t)
+    one_fit = one[0]
+    rows = []
+    for m in counts:
+        ref = per_fit["old"]["selectors"][m]
+        coef, _ = coefficients_for(one_fit._path_steps, m)
+        served = one_fit.top_features(m)
+        rows.append([label, m, f"{np.median(per_fit['old'][m]):.3f}",
+                     f"{np.median(per_fit['new'][m]):.3f}",
+                     f"{np.median(per_fit['old'][m]) / np.median(per_fit['new'][m]):.2f}",
+                     "yes" if np.array_equal(served, np.flatnonzero(ref.support_)) else "NO",
+                     f"{jaccard(served, np.flatnonzero(ref.support_)):.2f}",
+                     f"{np.max(np.abs(np.abs(coef).max(axis=1) - ref.scores_)):.1e}",
+                     "yes" if np.array_equal(
+                         served, np.flatnonzero(per_fit["new"]["selectors"][m].support_))
+                     else "NO",
+                     f"{np.median(per_fit['sk'][m]):.3f}" if "sk" in per_fit else "not run"])
+    med = {k: float(np.median(v)) if v else None for k, v in times.items()}
+    row = [label, c, weight, len(counts), f"{med['old']:.2f}", f"{med['new']:.2f}",
+           f"{med['one']:.2f}", f"{med['old'] / med['one']:.1f}"]
+    if med["sk"] is not None:
+        row += [f"{med['sk']:.2f}", f"{med['sk'] / med['one']:.2f}"]
+    else:
+        row += ["not run", ""]
+    return row, rows
+
+
+def solver_row(spec: str, h: int, budget: float | None) -> list:
+    """Stage 2 alone at cardinality h: implicit-Gram LARS against the formed Gram."""
     label, X, _, n_classes = load_bench_data(spec)
     S = knn_graph(X, k=5, weight="heat", sigma=None)
     Y, _ = generalized_spectral_embedding(S, n_classes)
@@ -39,12 +152,9 @@ def run(spec: str, h: int, budget: float | None) -> list:
 
         out[solver] = (measure(fit, budget=budget), holder)
     fast, slow = out["implicit"][0], out["gram"][0]
-    start = time.perf_counter()      # tracemalloc slows the many small allocations of the loop
-    sparse_spectral_coefficients(X, Y, h, solver="implicit")
-    untraced = time.perf_counter() - start
+    untraced, _ = _timed(lambda: sparse_spectral_coefficients(X, Y, h, solver="implicit"))
     row = [label, Y.shape[1], h, fast.time_text(), f"{untraced:.3f}", f"{fast.peak_mb:.1f}",
-           slow.time_text(),
-           f"{slow.peak_mb:.1f}"]
+           slow.time_text(), f"{slow.peak_mb:.1f}"]
     if slow.seconds is None:
         return row + [f"> {budget / fast.seconds:.0f}", "n/a", "n/a", "n/a"]
     A_fast, A_slow = out["implicit"][1]["A"], out["gram"][1]["A"]
@@ -54,22 +164,43 @@ def run(spec: str, h: int, budget: float | None) -> list:
                   "yes" if np.array_equal(sel[0], sel[1]) else "NO"]
 
 
+SWEEP_HEADER = ["data", "c", "weight", "counts", "before: refits s", "now: refits s",
+                "now: one fit + top_features s", "sweep speed-up", "skfeature: one fit per count s",
+                "skfeature / ours (sweep)"]
+COUNT_HEADER = ["data", "m", "before fit s", "now fit s", "per-fit speed-up",
+                "one-fit subset = before", "Jaccard", "max |d score|", "one-fit subset = now refit",
+                "skfeature fit s"]
+SOLVER_HEADER = ["data", "K", "h", "implicit s", "implicit s untraced", "implicit MB", "gram s",
+                 "gram MB", "speed-up", "max |dA|", "same supports", "same selection"]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", nargs="+",
-                        default=["synthetic:100x2000", "synthetic:100x10000", "prostate_ge"])
-    parser.add_argument("--h", type=int, default=100, help="feature count (LARS cardinality)")
+    parser.add_argument("--data", nargs="+", default=["prostate_ge", "pix10p"])
+    parser.add_argument("--sections", nargs="+", default=["sweep"], choices=["sweep", "solver"])
+    parser.add_argument("--weight", default="binary", help="graph weights (matched: binary)")
+    parser.add_argument("--repeats", type=int, default=1, help="alternating repeats (median)")
+    parser.add_argument("--no-skfeature", action="store_true")
+    parser.add_argument("--h", type=int, default=100, help="solver section: LARS cardinality")
     parser.add_argument("--budget", type=float, default=600.0,
-                        help="seconds per solver run before it is stopped")
+                        help="solver section: seconds per solver run before it is stopped")
     args = parser.parse_args(argv)
     print(machine_line())
-    rows = []
-    for spec in args.data:
-        rows.append(run(spec, args.h, args.budget))
-        print(f"# {rows[-1]}", flush=True)
-    print(markdown_table(["data", "K", "h", "implicit s", "implicit s untraced",
-                          "implicit MB", "gram s", "gram MB",
-                          "speed-up", "max |dA|", "same supports", "same selection"], rows))
+    print(f"command: python benchmarks/bench_mcfs.py {' '.join(argv or sys.argv[1:])}")
+    with_sk = not args.no_skfeature and importlib.util.find_spec("skfeature") is not None
+    if "sweep" in args.sections:
+        rows, count_rows = [], []
+        for spec in args.data:
+            row, per_count = sweep(spec, args.weight, args.repeats, with_sk)
+            rows.append(row)
+            count_rows += per_count
+            print(f"# {row}", flush=True)
+        print(markdown_table(SWEEP_HEADER, rows))
+        print()
+        print(markdown_table(COUNT_HEADER, count_rows))
+    if "solver" in args.sections:
+        rows = [solver_row(spec, args.h, args.budget) for spec in args.data]
+        print(markdown_table(SOLVER_HEADER, rows))
 
 
 if __name__ == "__main__":
