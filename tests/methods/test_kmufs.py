@@ -276,3 +276,55 @@ def test_zscore_standardises_and_zeroes_constant_features():
     np.testing.assert_allclose(Z.mean(axis=0), 0.0, atol=1e-12)
     np.testing.assert_allclose(Z.std(axis=0), [1.0, 0.0, 1.0], atol=1e-12)
     np.testing.assert_array_equal(Z[:, 1], 0.0)
+
+
+# --- the polar factor from the h x h Gram (numerics.polar.gram_polar) ---------------------------
+
+def _with_condition(p, h, kappa, seed=0):
+    rng = np.random.default_rng(seed)
+    P = np.linalg.qr(rng.standard_normal((p, h)))[0]
+    R = np.linalg.qr(rng.standard_normal((h, h)))[0]
+    return 7.0 * (P * np.geomspace(1.0, 1.0 / kappa, h)) @ R.T
+
+
+@pytest.mark.parametrize("kappa", [1.0, 10.0, 1e3])
+def test_gram_polar_matches_the_svd_form_on_well_conditioned_input(kappa):
+    from ufsbench.numerics import orthonormal_polar
+    from ufsbench.numerics.polar import gram_polar
+    H = _with_condition(300, 20, kappa)
+    U = gram_polar(H)
+    np.testing.assert_allclose(U, orthonormal_polar(H), atol=1e-13 * kappa ** 2 + 1e-14)
+    np.testing.assert_allclose(U.T @ U, np.eye(20), atol=1e-13 * kappa ** 2 + 1e-14)
+    # the polar factor maximises Tr(U^T H) over orthonormal U; H = U S' with S' symmetric PSD
+    S = U.T @ H
+    np.testing.assert_allclose(S, S.T, atol=1e-12 * np.abs(S).max())
+    assert np.linalg.eigvalsh(0.5 * (S + S.T)).min() > 0
+
+
+@pytest.mark.parametrize("kappa", [1e5, 1e9])
+def test_gram_polar_falls_back_to_the_svd_when_the_gram_is_ill_conditioned(kappa):
+    """kappa(H)^2 > 1 / GRAM_RCOND: the Gram form would lose ~eps kappa^2; the SVD form is used."""
+    from ufsbench.numerics import orthonormal_polar
+    from ufsbench.numerics.polar import gram_polar
+    H = _with_condition(300, 20, kappa, seed=1)
+    np.testing.assert_array_equal(gram_polar(H), orthonormal_polar(H))
+    rank_deficient = H[:, :3] @ np.ones((3, 20))
+    np.testing.assert_array_equal(gram_polar(rank_deficient), orthonormal_polar(rank_deficient))
+    wide = H[:10]
+    np.testing.assert_array_equal(gram_polar(wide), orthonormal_polar(wide))
+    np.testing.assert_array_equal(gram_polar(np.zeros((30, 4))), orthonormal_polar(np.zeros((30, 4))))
+
+
+@pytest.mark.parametrize("params", [{}, {"mu0": 1e-3}, {"mu0": 10.0, "rho": 1.1},
+                                    {"admm": "vanilla", "max_iter": 300}])
+@pytest.mark.parametrize("data, k, h", [("synthetic", 3, 8), ("digits", 10, 20)])
+def test_gram_polar_fit_matches_the_svd_fit(request, data, k, h, params):
+    """polar="svd" is the session-start computation (commit 0df8ac1); the Gram form changes only
+    round-off, so the ADMM stops at the same iteration with the same support and objectives."""
+    X = request.getfixturevalue(data)
+    X = X.X if hasattr(X, "X") else X
+    gram, svd = (_fit(X, h, k, polar=polar, **params) for polar in ("gram", "svd"))
+    np.testing.assert_array_equal(gram.support_, svd.support_)
+    assert gram.n_iter_ == svd.n_iter_ and gram.converged_ == svd.converged_
+    np.testing.assert_allclose(gram.objective_history_, svd.objective_history_, rtol=1e-12)
+    np.testing.assert_allclose(gram.U_.T @ gram.U_, np.eye(h), atol=1e-10)

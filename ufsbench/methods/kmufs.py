@@ -8,11 +8,13 @@ import numpy as np
 
 from ufsbench.methods._checks import check_choice, check_int, check_number
 from ufsbench.methods.base import UFSSelector, register
-from ufsbench.numerics import l20_project, orthonormal_polar, top_rows
+from ufsbench.numerics import orthonormal_polar, top_rows
+from ufsbench.numerics.polar import gram_polar
 from ufsbench.numerics.preprocess import zscore
 
 ADMM_FORMS = ("bilinear", "vanilla", "exact")
 A_FORMS = ("factored", "dense")
+POLAR_FORMS = {"gram": gram_polar, "svd": orthonormal_polar}
 
 
 def _initial_basis(P: np.ndarray, h: int) -> np.ndarray:
@@ -101,8 +103,11 @@ class KMeansUFS(UFSSelector):
     and (mu I - A)^{-1} Y = Y/mu + P_k diag(1/(mu - s_j^2) - 1/mu) P_k^T Y, both O(p h k). The
     polar factor of the p x h matrix H costs O(p h^2), which no factorisation of A avoids, so an
     iteration costs O(p h (k + h)) instead of O(p^2 h) with the dense A (``a_form="dense"``, kept
-    as the reference; ``benchmarks/bench_kmufs.py`` compares them). In practice the polar SVD
-    dominates the factored iteration (the A-products are ~5% of it at p = 1000, h = 50).
+    as the reference; ``benchmarks/bench_kmufs.py`` compares them). The polar factor is taken from
+    the h x h Gram (``polar="gram"``, ``numerics.polar.gram_polar``: H (H^T H)^{-1/2}, one p h^2
+    Gram product, an h x h ``eigh`` and one p h^2 product; the SVD form when H^T H is
+    ill-conditioned), about 5x faster than the thin SVD of the p x h matrix (``polar="svd"``, kept
+    as the reference) at p = 2000, h = 100, where the SVD was 60% of an iteration.
 
     Closed form (our observation, not the paper's). If V has exactly h non-zero rows S and
     V^T V = I_h, its h x h block V_S is orthogonal, so Tr(V^T A V) = Tr(A_SS) = sum_{i in S} A_ii.
@@ -147,6 +152,7 @@ class KMeansUFS(UFSSelector):
     max_iter : iteration cap (the paper: 3000).
     patience : stop after this many iterations without a change of the selected set (paper: 30).
     a_form : "factored" (rank-k factor, default) or "dense" (the p x p matrix A; reference only).
+    polar : "gram" (polar factor from the h x h Gram, default) or "svd" (thin SVD; reference).
 
     Attributes
     ----------
@@ -159,7 +165,7 @@ class KMeansUFS(UFSSelector):
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, mu0=0.1,
                  rho=1.05, mu_max=1e7, admm="bilinear", max_iter=3000, patience=30,
-                 a_form="factored"):
+                 a_form="factored", polar="gram"):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -170,11 +176,13 @@ class KMeansUFS(UFSSelector):
         self.max_iter = max_iter
         self.patience = patience
         self.a_form = a_form
+        self.polar = polar
 
     def _check_params(self) -> None:
         owner = type(self).__name__
         check_choice(owner, "admm", self.admm, ADMM_FORMS)
         check_choice(owner, "a_form", self.a_form, A_FORMS)
+        check_choice(owner, "polar", self.polar, tuple(POLAR_FORMS))
         for name in ("mu0", "mu_max"):
             check_number(owner, name, getattr(self, name), low=0.0, low_open=True)
         check_number(owner, "rho", self.rho, low=1.0, hint="the paper: 1.05")
@@ -208,6 +216,7 @@ class KMeansUFS(UFSSelector):
     def _admm(self, A, V0: np.ndarray, diag_A: np.ndarray, lambda_1: float) -> np.ndarray:
         h = V0.shape[1]
         bilinear = self.admm == "bilinear"
+        polar = POLAR_FORMS[self.polar]
         V, U, W = V0.copy(), V0.copy(), V0.copy()
         Omega, Gamma = np.zeros_like(V0), np.zeros_like(V0)
         mu = float(self.mu0) if bilinear else lambda_1 + float(self.mu0)
@@ -220,14 +229,15 @@ class KMeansUFS(UFSSelector):
                 norm_D = np.linalg.norm(D)
                 if norm_D > 0:
                     V = np.sqrt(h) / norm_D * D                        # Eq. (29)
-                U = orthonormal_polar(A.dot(V) + mu * (V + Omega / mu))  # Eqs. (30)-(31)
+                U = polar(A.dot(V) + mu * (V + Omega / mu))  # Eqs. (30)-(31)
             else:
                 V = 0.5 * mu * A.shifted_solve(mu, B + C)              # Eq. (22)
-                U = orthonormal_polar(V + Omega / mu)                  # Eqs. (23)-(24)
+                U = polar(V + Omega / mu)                  # Eqs. (23)-(24)
             v_norms.append(float(np.linalg.norm(V)))
             F = V + Gamma / mu
-            W = l20_project(F, h)                                      # Eqs. (25)-(26)
-            new_support = top_rows(F, h)
+            new_support = top_rows(F, h)                               # Eqs. (25)-(26):
+            W = np.zeros_like(F)                                       # the l2,0 projection
+            W[new_support] = F[new_support]
             Omega = Omega + mu * (V - U)                               # Eq. (17)
             Gamma = Gamma + mu * (V - W)                               # Eq. (18)
             if mu <= self.mu_max:
