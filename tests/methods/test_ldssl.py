@@ -97,3 +97,59 @@ def test_bad_input_and_parameters(data):
         LDSSL(beta=-1.0).fit(data.X)
     with pytest.raises(UFSBenchError, match="lam"):
         LDSSL(lam=0.0).fit(data.X)
+
+
+def _frozen_fit(sel, X, iterations):
+    """The loop of the session-start code (commit 0df8ac1): eight products with X an iteration
+    and the objective from the n x d residual. The reference for both solvers."""
+    from sklearn.utils import check_random_state
+
+    from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
+    X = X - X.min(axis=0)
+    X = X / X.max()
+    L = sel.laplacian_
+    L_pos, L_neg = pos_part(L), neg_part(L)
+    rng = check_random_state(sel.random_state)
+    q = sel.W_.shape[1]
+    W, H = rng.uniform(0.0, 1.0, (X.shape[1], q)), rng.uniform(0.0, 1.0, (q, X.shape[1]))
+    history = []
+    for _ in range(iterations):
+        XW = X @ W
+        H = multiplicative_step(H, XW.T @ X, (XW.T @ XW) @ H)
+        numer = X.T @ (X @ H.T + sel.alpha * (L_neg @ XW)) + sel.rho * W
+        denom = (X.T @ (XW @ (H @ H.T) + sel.alpha * (L_pos @ XW))
+                 + sel.rho * (W @ (W.T @ W)) + 0.5 * sel.beta)
+        W = W * multiplicative_step(np.ones_like(W), numer, denom) ** sel.eta
+        history.append(sel._objective(X, W, H, L))
+    return np.linalg.norm(W, axis=1), history
+
+
+@pytest.mark.parametrize("solver", ["data", "gram"])
+@pytest.mark.parametrize("alpha,beta", [(1.0, 1.0), (1e4, 1e-4), (1e-4, 1e4), (1e2, 1e2)])
+@pytest.mark.parametrize("shape", ["tall", "wide"])
+def test_solvers_match_the_session_start_loop(data, wide_data, shape, solver, alpha, beta):
+    """Scores and objective history of both solvers against the allocating loop, on n > d and
+    d > n data in column-major order (as the .mat loader gives it); round-off only."""
+    X = np.asfortranarray((data if shape == "tall" else wide_data).X)
+    sel = LDSSL(alpha=alpha, beta=beta, n_clusters=3, random_state=0, max_iter=40, tol=0.0,
+                solver=solver).fit(X)
+    scores, history = _frozen_fit(sel, X, 40)
+    np.testing.assert_allclose(sel.scores_, scores, rtol=1e-9, atol=1e-12 * scores.max())
+    np.testing.assert_allclose(sel.objective_history_, history, rtol=1e-9)
+
+
+def test_auto_solver_picks_gram_for_tall_data_only(data, wide_data, monkeypatch):
+    import ufsbench.methods.ldssl as ldssl_module
+    seen = []
+    for name in ("_DataProducts", "_GramProducts"):
+        cls = getattr(ldssl_module, name)
+        monkeypatch.setattr(ldssl_module, name,
+                            lambda *args, _cls=cls, _name=name: seen.append(_name) or _cls(*args))
+    LDSSL(random_state=0, max_iter=2).fit(data.X)          # 80 x 40
+    LDSSL(random_state=0, max_iter=2).fit(wide_data.X)     # 40 x 200
+    assert seen == ["_GramProducts", "_DataProducts"]
+
+
+def test_bad_solver(data):
+    with pytest.raises(UFSBenchError, match="solver"):
+        LDSSL(solver="dense").fit(data.X)
