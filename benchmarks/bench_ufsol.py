@@ -116,6 +116,8 @@ def before_after(method: str, old_class, specs, settings, repeats: int = 1,
         label, X, _, c = load_bench_data(spec)
         for text in settings:
             params = dict(typical_setting(method), **parse_setting(text))
+            known = old_class().get_params()          # e.g. socfs has no alpha: drop it
+            params = {key: value for key, value in params.items() if key in known}
             times, fitted = {"before": [], "after": []}, {}
             for _ in range(repeats):
                 for side, cls in (("before", old_class), ("after", selector_class(method))):
