@@ -92,12 +92,11 @@ class SparseLarsPath:
 def _min_pos(x: np.ndarray, where: np.ndarray | None = None) -> float:
     """Smallest strictly positive entry, or the largest float (scikit-learn's ``min_pos``).
 
-    ``where``: an optional boolean scratch array of x's shape (no allocation per call). One
-    deliberate difference: +inf entries are not returned (the largest float is), which changes
-    nothing where it is used (the step length is the min with a finite C / AA).
+    ``where``: an optional boolean scratch array of x's shape for the mask. (A masked
+    ``np.min(x, where=...)`` is ~5x slower than this compress + min.)
     """
-    mask = np.greater(x, 0, out=where)
-    return float(np.min(x, where=mask, initial=_MAX_FLOAT))
+    pos = x[np.greater(x, 0, out=where)]
+    return float(pos.min()) if pos.size else _MAX_FLOAT
 
 
 def _cholesky_delete(L: np.ndarray, k: int) -> None:
