@@ -116,7 +116,7 @@ class EUFS(UFSSelector):
         # equations in the same order, so only the BLAS products' round-off can change.
         Xc = np.ascontiguousarray(X)
         Y2, Yn, E, A, XmUV = (np.zeros(X.shape) for _ in range(5))
-        np.subtract(Xc, U @ V.T, out=XmUV)           # X - U V^T, reused until U or V changes
+        _residual(Xc, U, V, out=XmUV)                # X - U V^T, reused until U or V changes
         history, residuals = [], []
         self.n_iter_ = 0
         for _ in range(self.max_iter):
@@ -128,7 +128,7 @@ class EUFS(UFSSelector):
             V = row_shrink(A.T @ U, alpha / mu)                              # step 2
             Z = np.maximum(U - Y1 / mu - (beta / mu) * (L @ U), 0.0)         # step 3
             U = orthonormal_polar(Z + Y1 / mu + A @ V - (beta / mu) * (L @ Z))  # step 4
-            np.subtract(Xc, U @ V.T, out=XmUV)
+            _residual(Xc, U, V, out=XmUV)
             R2 = np.subtract(XmUV, E, out=A)                                  # X - U V^T - E
             Y1 += mu * (Z - U)                                               # step 5
             residuals.append(max(np.linalg.norm(Z - U) / np.sqrt(c),
@@ -146,3 +146,9 @@ class EUFS(UFSSelector):
         self.residual_history_ = residuals
         self.labels_ = np.argmax(Z, axis=1)
         self.scores_ = row_norms(V)
+
+
+def _residual(X, U, V, out):
+    """X - U V^T written into ``out`` (no n x d temporary)."""
+    np.matmul(U, V.T, out=out)
+    return np.subtract(X, out, out=out)

@@ -223,27 +223,31 @@ class KMeansUFS(UFSSelector):
         objective, v_norms, residuals = [], [], []
         support, stable, converged, t = None, 0, False, 0
         for t in range(1, self.max_iter + 1):
-            B, C = U - Omega / mu, W - Gamma / mu
+            # Omega/mu, Gamma/mu, V - U and V - W are each formed once (the same arithmetic as
+            # the equations; the p x h passes, not flops, are the cost of these lines).
+            Om, Gm = Omega / mu, Gamma / mu
+            B, C = U - Om, W - Gm
             if bilinear:
                 D = A.dot(U) + mu * (B + C)                            # Eq. (28)
                 norm_D = np.linalg.norm(D)
                 if norm_D > 0:
                     V = np.sqrt(h) / norm_D * D                        # Eq. (29)
-                U = polar(A.dot(V) + mu * (V + Omega / mu))  # Eqs. (30)-(31)
+                U = polar(A.dot(V) + mu * (V + Om))                    # Eqs. (30)-(31)
             else:
                 V = 0.5 * mu * A.shifted_solve(mu, B + C)              # Eq. (22)
-                U = polar(V + Omega / mu)                  # Eqs. (23)-(24)
+                U = polar(V + Om)                                      # Eqs. (23)-(24)
             v_norms.append(float(np.linalg.norm(V)))
-            F = V + Gamma / mu
+            F = V + Gm
             new_support = top_rows(F, h)                               # Eqs. (25)-(26):
             W = np.zeros_like(F)                                       # the l2,0 projection
             W[new_support] = F[new_support]
-            Omega = Omega + mu * (V - U)                               # Eq. (17)
-            Gamma = Gamma + mu * (V - W)                               # Eq. (18)
+            VmU, VmW = V - U, V - W
+            Omega += mu * VmU                                          # Eq. (17)
+            Gamma += mu * VmW                                          # Eq. (18)
             if mu <= self.mu_max:
                 mu *= self.rho                                         # Eq. (19)
             objective.append(-float(diag_A[new_support].sum()))
-            residuals.append(float(np.sqrt(np.linalg.norm(V - U) ** 2 + np.linalg.norm(V - W) ** 2)))
+            residuals.append(float(np.sqrt(np.linalg.norm(VmU) ** 2 + np.linalg.norm(VmW) ** 2)))
             stable = stable + 1 if support is not None and np.array_equal(new_support, support) else 0
             support = new_support
             if stable >= self.patience:
