@@ -13,6 +13,7 @@ the objective (11) reached against the exact optimum (sum of the h largest A_ii)
 import argparse
 import os
 import platform
+import sys
 import time
 
 import numpy as np
@@ -51,6 +52,7 @@ def before_after(specs, counts, commit):
     old_cls = load_before("kmufs", commit)
     params = typical_setting("kmufs")
     print(machine_line())
+    print(f"\n`python {' '.join(sys.argv)}`\n")
     rows = []
     for spec in specs:
         label, X, _, c = load_bench_data(spec)
