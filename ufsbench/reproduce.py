@@ -955,20 +955,19 @@ def measured_cost_parts(results_dir: str, written_after: float | None = None
 
 
 def spread_sample(items: list, k: int) -> list:
-    """k items spread evenly over ``items`` (both ends included when k > 1; the middle when 1)."""
+    """k items spread evenly over ``items``: the middle item of each of k equal slices (so
+    k = 1 gives the middle, and no k favours the grid's corners)."""
     if k >= len(items):
         return list(items)
-    if k == 1:
-        return [items[len(items) // 2]]
-    return [items[round(i * (len(items) - 1) / (k - 1))] for i in range(k)]
+    return [items[int((i + 0.5) * len(items) / k)] for i in range(k)]
 
 
 def probe_costs(names: list[str], results_dir: str, data_dir=None, thin: int = 1,
                 only_datasets=None, per_pair: int = 2, n_jobs: int = -1,
                 log=print) -> dict[tuple[str, str], dict[str, float]]:
     """Measure what the code running now costs per setting: run ``per_pair`` pending settings
-    of every (data set, method) -- spread over its grid, since extreme weights often run to the
-    iteration cap -- through the normal runner, and return the median core-seconds per setting
+    of every (data set, method) -- spread over its grid (:func:`spread_sample`), since the cost
+    varies with the weights -- through the normal runner, and return the median core-seconds per setting
     (and its fit / K-means parts, as :func:`measured_cost_parts`) of the records it wrote.
 
     Stored records are timed by the code that wrote them, so after a speed-up they overstate
