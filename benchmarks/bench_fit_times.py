@@ -17,7 +17,7 @@ import argparse
 import time
 
 
-from common import (benchmark_methods, feature_count_grid, grid_size, is_subset_method,
+from common import (benchmark_methods, feature_count_grid, grid_size, refits_per_setting,
                     load_bench_data, measure_fit, print_preamble, print_row, rows_table)
 
 HEADER = ["data set", "method", "fit s", "peak MB", "grid", "projected sweep s"]
@@ -36,7 +36,7 @@ def evaluation_seconds(X, y, n_classes) -> float:
 def projected_sweep(method: str, fit_s: float | None, eval_s: float, n_counts: int) -> str:
     if fit_s is None:
         return "n/a"
-    refits = n_counts if is_subset_method(method) else 1
+    refits = refits_per_setting(method, n_counts)
     return f"{grid_size(method) * (fit_s * refits + eval_s * n_counts):.0f}"
 
 

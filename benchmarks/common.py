@@ -92,6 +92,13 @@ def is_subset_method(method: str) -> bool:
     return selector_class(method).selection_kind == "subset"
 
 
+def refits_per_setting(method: str, n_counts: int) -> int:
+    """Fits a sweep makes per setting: one per count for a subset method, unless one fit serves
+    every count (``one_fit_serves_counts``, e.g. MCFS), then one, as for ranking methods."""
+    cls = selector_class(method)
+    return n_counts if is_subset_method(method) and not cls.one_fit_serves_counts else 1
+
+
 @contextlib.contextmanager
 def time_budget(seconds: float | None):
     """Raise FitTimeout in the block after ``seconds`` (main thread only; None = no limit)."""
