@@ -71,3 +71,16 @@ def test_clustering_scores_bad_input(kwargs, message):
     args = dict(n_clusters=2) | kwargs
     with pytest.raises(UFSBenchError, match=message):
         clustering_scores(X, y, **args)
+
+
+def test_scores_of_one_labelling_equal_the_separate_metrics():
+    from ufsbench.evaluation import score_labels
+
+    rng = np.random.default_rng(3)
+    y, z = rng.integers(0, 5, 300), rng.integers(0, 7, 300) * 3 + 1   # non-contiguous labels
+    acc, nmis = score_labels(y, z)
+    assert acc == clustering_accuracy(y, z)
+    for norm, value in nmis.items():
+        assert value == normalized_mutual_info(y, z, norm)
+    assert normalized_mutual_info(y, z, "arithmetic") == pytest.approx(
+        normalized_mutual_info_score(y, z))
