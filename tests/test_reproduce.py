@@ -273,7 +273,7 @@ def test_plan_estimates_cost_from_measured_records(tmp_path):
     # Per setting: its one fit (served both counts) plus both counts' K-means.
     per_setting = [g["fit_time"].iloc[0] + g["eval_time"].sum() for _, g in records.groupby("params")]
     assert len(per_setting) == 2 and set(cost) == {("synthetic", "ls")}
-    assert cost[("synthetic", "ls")] == pytest.approx(np.median(per_setting))
+    assert cost[("synthetic", "ls")] == pytest.approx(np.mean(per_setting))
     plan = pd.DataFrame({"experiment": ["x", "x"], "dataset": ["synthetic", "other"],
                          "method": ["ls", "ls"], "settings": [10, 4], "done": [2, 0],
                          "s_per_setting": [3600.0, None]})
@@ -356,14 +356,21 @@ def test_probe_runs_k_pending_settings_per_method_and_costs_them(tmp_path, monke
     per_setting = [g["fit_time"].iloc[0] + g["eval_time"].sum() for _, g in fresh.groupby("params")]
     assert set(costs) == {("synthetic", "ls")}
     cost = costs[("synthetic", "ls")]
-    assert cost["total"] == pytest.approx(np.median(per_setting))
-    assert cost["eval"] == pytest.approx(np.median([g["eval_time"].sum()
-                                                    for _, g in fresh.groupby("params")]))
+    assert cost["total"] == pytest.approx(np.mean(per_setting))
+    assert cost["eval"] == pytest.approx(np.mean([g["eval_time"].sum()
+                                                  for _, g in fresh.groupby("params")]))
     plan = rp.plan_summary(["t"], str(runs), costs=costs)
     row = plan[plan["method"] == "ls"].iloc[0]
     assert (row["settings"], row["done"]) == (6, 3)
-    assert row["core_hours_left"] == pytest.approx(3 * cost["total"] / 3600)
-    assert row["eval_core_hours_left"] == pytest.approx(3 * cost["eval"] / 3600)
+    # Fitting as the probe timed it; K-means from every stored record (the old one too).
+    all_evals = [g["eval_time"].sum() for _, g in records.groupby("params")]
+    assert len(all_evals) == 3
+    assert row["s_fit"] == pytest.approx(cost["fit"])
+    assert row["s_eval"] == pytest.approx(np.mean(all_evals))
+    assert row["core_hours_left"] == pytest.approx(3 * (cost["fit"] + np.mean(all_evals)) / 3600)
+    assert row["eval_core_hours_left"] == pytest.approx(3 * np.mean(all_evals) / 3600)
+    assert row["core_hours_all"] == pytest.approx(6 * (cost["fit"] + np.mean(all_evals)) / 3600)
+    assert "every setting from scratch" in rp.plan_totals(plan)
     assert "K-means evaluation" in rp.plan_totals(plan)
 
 

@@ -881,13 +881,18 @@ def plan_summary(names: list[str], results_dir: str, data_dir=None, thin: int = 
     df = pd.DataFrame(rows, columns=["experiment", "dataset", "method", "done"])
     plan = df.groupby(["experiment", "dataset", "method"]).agg(
         settings=("done", "size"), done=("done", "sum")).reset_index()
-    cost = {**measured_cost_parts(results_dir), **(costs or {})}
+    stored, fresh = measured_cost_parts(results_dir), costs or {}
     pairs = list(zip(plan["dataset"], plan["method"]))
-    for column, part in (("s_per_setting", "total"), ("s_fit", "fit"), ("s_eval", "eval")):
-        plan[column] = [cost[p][part] if p in cost else None for p in pairs]
+    # Fitting is timed by the code that ran it: a probe of the code now wins over older records.
+    # K-means is the protocol's, the same for any code: every stored record times it, and many
+    # records carry the subset cache's hit rate, which a few probed settings cannot.
+    plan["s_fit"] = [(fresh.get(p) or stored.get(p) or {}).get("fit") for p in pairs]
+    plan["s_eval"] = [(stored.get(p) or fresh.get(p) or {}).get("eval") for p in pairs]
+    plan["s_per_setting"] = plan["s_fit"] + plan["s_eval"]
     left = plan["settings"] - plan["done"]
     plan["core_hours_left"] = left * plan["s_per_setting"] / 3600
     plan["eval_core_hours_left"] = left * plan["s_eval"] / 3600
+    plan["core_hours_all"] = plan["settings"] * plan["s_per_setting"] / 3600
     return plan
 
 
@@ -902,16 +907,20 @@ def plan_totals(plan: pd.DataFrame, cores: int | None = None) -> str:
     if "eval_core_hours_left" in plan:
         evaluation = (f" (K-means evaluation "
                       f"{float(plan['eval_core_hours_left'].fillna(0).sum()):.1f} of them)")
+    whole = ""
+    if "core_hours_all" in plan:
+        every = float(plan["core_hours_all"].fillna(0).sum())
+        whole = f"; every setting from scratch: about {every:.1f} core-hours ({every / cores:.1f} h)"
     return (f"total: {int(plan['settings'].sum())} settings, {int(plan['done'].sum())} done; "
             f"left: about {hours:.1f} core-hours{evaluation} ({hours / cores:.1f} h on {cores} "
             f"cores) for the measured ones" + (f", plus {unmeasured} settings of (data set, "
                                                f"method) pairs not yet measured"
-                                               if unmeasured else ""))
+                                               if unmeasured else "") + whole)
 
 
 def measured_cost_per_setting(results_dir: str, written_after: float | None = None
                               ) -> dict[tuple[str, str], float]:
-    """Median measured core-seconds of one parameter setting per (data set, method), from the
+    """Mean measured core-seconds of one parameter setting per (data set, method), from the
     store: its fit(s) plus its K-means evaluations at every feature count (see
     :func:`measured_cost_parts`)."""
     return {pair: parts["total"] for pair, parts in
@@ -920,8 +929,10 @@ def measured_cost_per_setting(results_dir: str, written_after: float | None = No
 
 def measured_cost_parts(results_dir: str, written_after: float | None = None
                         ) -> dict[tuple[str, str], dict[str, float]]:
-    """Per (data set, method): the median core-seconds of one parameter setting ("total") and
-    the medians of its two parts, fitting ("fit") and K-means evaluation ("eval").
+    """Per (data set, method): the mean core-seconds of one parameter setting ("total") and the
+    means of its two parts, fitting ("fit") and K-means evaluation ("eval"). Means, not medians:
+    the estimates are multiplied into totals, and K-means time is a mixture of cache hits (0 s)
+    and full runs.
 
     A ranking method's one fit serves all counts (its records repeat that fit time), and so
     does a subset method's that declares ``one_fit_serves_counts``; other subset methods are
@@ -948,9 +959,8 @@ def measured_cost_parts(results_dir: str, written_after: float | None = None
         fits = np.array([g["fit_time"].sum() if refit_per_count else g["fit_time"].iloc[0]
                          for _, g in group.groupby("params")])
         evals = np.array([g["eval_time"].sum() for _, g in group.groupby("params")])
-        costs[(dataset, method)] = {"total": float(np.median(fits + evals)),
-                                    "fit": float(np.median(fits)),
-                                    "eval": float(np.median(evals))}
+        costs[(dataset, method)] = {"total": float(np.mean(fits + evals)),
+                                    "fit": float(np.mean(fits)), "eval": float(np.mean(evals))}
     return costs
 
 
@@ -967,7 +977,7 @@ def probe_costs(names: list[str], results_dir: str, data_dir=None, thin: int = 1
                 log=print) -> dict[tuple[str, str], dict[str, float]]:
     """Measure what the code running now costs per setting: run ``per_pair`` pending settings
     of every (data set, method) -- spread over its grid (:func:`spread_sample`), since the cost
-    varies with the weights -- through the normal runner, and return the median core-seconds per setting
+    varies with the weights -- through the normal runner, and return the mean core-seconds per setting
     (and its fit / K-means parts, as :func:`measured_cost_parts`) of the records it wrote.
 
     Stored records are timed by the code that wrote them, so after a speed-up they overstate
