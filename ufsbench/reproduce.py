@@ -865,19 +865,13 @@ def plan_summary(names: list[str], results_dir: str, data_dir=None, thin: int = 
     """Settings per (experiment, data set, method), how many are already finished, and the cost
     of the rest: ``costs`` (e.g. from :func:`probe_costs`) where given, else the store's
     measured cost per setting."""
-    from ufsbench.datasets import load_dataset
     from ufsbench.runner import task_is_done
 
     rows = []
-    for name in names:
-        exp = load_experiment(name)
-        for reg in selected_datasets(exp, only_datasets).values():
-            if dataset_gap(reg, data_dir):
-                continue
-            dataset = load_dataset(reg, data_dir=data_dir, download=False)
-            for task in experiment_tasks(exp, dataset, results_dir, 0, thin):
-                rows.append({"experiment": name, "dataset": reg, "method": task.method,
-                             "done": task_is_done(task, dataset.n_features)})
+    for name, dataset, tasks in present_experiment_tasks(names, results_dir, data_dir, thin,
+                                                         only_datasets):
+        rows += [{"experiment": name, "dataset": dataset.name, "method": task.method,
+                  "done": task_is_done(task, dataset.n_features)} for task in tasks]
     df = pd.DataFrame(rows, columns=["experiment", "dataset", "method", "done"])
     plan = df.groupby(["experiment", "dataset", "method"]).agg(
         settings=("done", "size"), done=("done", "sum")).reset_index()
@@ -983,24 +977,32 @@ def probe_costs(names: list[str], results_dir: str, data_dir=None, thin: int = 1
     Stored records are timed by the code that wrote them, so after a speed-up they overstate
     what is left; the probe's settings are real results and stay in the store (no work is lost).
     """
-    from ufsbench.datasets import load_dataset
     from ufsbench.runner import run_sweep, task_is_done
 
     start = time.time()
+    for name, dataset, tasks in present_experiment_tasks(names, results_dir, data_dir, thin,
+                                                         only_datasets):
+        by_method: dict[str, list] = {}
+        for task in tasks:
+            if not task_is_done(task, dataset.n_features):
+                by_method.setdefault(task.method, []).append(task)
+        chosen = [t for pending in by_method.values() for t in spread_sample(pending, per_pair)]
+        if chosen:
+            tick = time.perf_counter()
+            run_sweep(dataset, chosen, n_jobs=n_jobs)
+            log(f"probe {name}: {dataset.name}: {len(chosen)} settings of {len(by_method)} "
+                f"methods, {time.perf_counter() - tick:.1f} s")
+    return measured_cost_parts(results_dir, written_after=start)
+
+
+def present_experiment_tasks(names: list[str], results_dir: str, data_dir=None, thin: int = 1,
+                             only_datasets=None):
+    """(experiment name, data set, its runner tasks) for every data set present on this machine."""
+    from ufsbench.datasets import load_dataset
+
     for name in names:
         exp = load_experiment(name)
         for reg in selected_datasets(exp, only_datasets).values():
-            if dataset_gap(reg, data_dir):
-                continue
-            dataset = load_dataset(reg, data_dir=data_dir, download=False)
-            by_method: dict[str, list] = {}
-            for task in experiment_tasks(exp, dataset, results_dir, 0, thin):
-                if not task_is_done(task, dataset.n_features):
-                    by_method.setdefault(task.method, []).append(task)
-            chosen = [t for tasks in by_method.values() for t in spread_sample(tasks, per_pair)]
-            if chosen:
-                tick = time.perf_counter()
-                run_sweep(dataset, chosen, n_jobs=n_jobs)
-                log(f"probe {name}: {reg}: {len(chosen)} settings of {len(by_method)} methods, "
-                    f"{time.perf_counter() - tick:.1f} s")
-    return measured_cost_parts(results_dir, written_after=start)
+            if not dataset_gap(reg, data_dir):
+                dataset = load_dataset(reg, data_dir=data_dir, download=False)
+                yield name, dataset, experiment_tasks(exp, dataset, results_dir, 0, thin)

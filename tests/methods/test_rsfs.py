@@ -5,6 +5,7 @@ import pytest
 
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
+from ufsbench.testing import assert_fit_matches_reference, fits_cache_off_cold_warm
 from ufsbench.methods.rsfs import row_normalised_laplacian
 from ufsbench.numerics import knn_graph
 from ufsbench.numerics.prox import soft_threshold
@@ -119,11 +120,7 @@ def test_fit_equals_session_start_fit(request, which, solver, alpha, beta, nu):
     X = request.getfixturevalue(which).X
     sel = make_selector("rsfs", n_clusters=3, random_state=0, alpha=alpha, beta=beta, nu=nu,
                         solver=solver).fit(X)
-    scores, history = reference_rsfs_scores(sel, X)
-    np.testing.assert_allclose(sel.objective_history_, history, rtol=1e-9)
-    np.testing.assert_allclose(sel.scores_, scores, rtol=1e-9, atol=1e-12 * scores.max())
-    assert np.array_equal(np.sort(np.argsort(-sel.scores_, kind="stable")[:6]),
-                          np.sort(np.argsort(-scores, kind="stable")[:6]))
+    assert_fit_matches_reference(sel, *reference_rsfs_scores(sel, X))
 
 
 @pytest.mark.parametrize("shape", [(210, 480), (480, 210)])          # n x n and d x d forms
@@ -135,11 +132,7 @@ def test_disk_cached_start_gives_the_same_fit(shape, tmp_path, monkeypatch):
     X = make_synthetic(n_samples=shape[0], n_features=shape[1], n_informative=6, n_clusters=3,
                        random_state=2).X
     kw = dict(n_clusters=3, random_state=5, max_iter=3)
-    monkeypatch.setenv("UFSBENCH_CACHE", "off")
-    direct = make_selector("rsfs", **kw).fit(X)
-    monkeypatch.setenv("UFSBENCH_CACHE", str(tmp_path))
-    first = make_selector("rsfs", **kw).fit(X)
+    direct, first, second = fits_cache_off_cold_warm("rsfs", X, tmp_path, monkeypatch, **kw)
     assert any(tmp_path.rglob("*.pkl"))
-    second = make_selector("rsfs", **kw).fit(X)
     assert np.array_equal(first.scores_, second.scores_)
     assert np.array_equal(direct.scores_, first.scores_)

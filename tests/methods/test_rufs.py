@@ -5,6 +5,7 @@ import pytest
 
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
+from ufsbench.testing import assert_fit_matches_reference, fits_cache_off_cold_warm
 from ufsbench.methods.rufs import local_learning_matrix, local_learning_weights
 
 
@@ -159,11 +160,7 @@ def test_fit_equals_session_start_fit(request, which, nu, alpha, beta):
     X = request.getfixturevalue(which).X
     sel = make_selector("rufs", n_clusters=3, random_state=0, nu=nu, alpha=alpha, beta=beta,
                         max_iter=8).fit(X)
-    scores, history = reference_rufs_scores(sel, X)
-    np.testing.assert_allclose(sel.objective_history_, history, rtol=1e-9)
-    np.testing.assert_allclose(sel.scores_, scores, rtol=1e-9, atol=1e-12 * scores.max())
-    assert np.array_equal(np.sort(np.argsort(-sel.scores_, kind="stable")[:6]),
-                          np.sort(np.argsort(-scores, kind="stable")[:6]))
+    assert_fit_matches_reference(sel, *reference_rufs_scores(sel, X))
 
 
 @pytest.mark.parametrize("shape", [(210, 480), (480, 210)])          # n x n and d x d forms
@@ -175,12 +172,8 @@ def test_disk_cached_start_gives_the_same_fit(shape, tmp_path, monkeypatch):
     X = make_synthetic(n_samples=shape[0], n_features=shape[1], n_informative=6, n_clusters=3,
                        random_state=2).X
     kw = dict(n_clusters=3, random_state=5, max_iter=3, alpha=1e-2)
-    monkeypatch.setenv("UFSBENCH_CACHE", "off")
-    direct = make_selector("rufs", **kw).fit(X)
-    monkeypatch.setenv("UFSBENCH_CACHE", str(tmp_path))
-    first = make_selector("rufs", **kw).fit(X)
+    direct, first, second = fits_cache_off_cold_warm("rufs", X, tmp_path, monkeypatch, **kw)
     assert any(tmp_path.rglob("*.pkl"))
-    second = make_selector("rufs", **kw).fit(X)
     assert np.array_equal(first.scores_, second.scores_)
     assert np.array_equal(direct.scores_, first.scores_)
 
