@@ -14,6 +14,7 @@ from ufsbench.methods.mcfs import (best_step, coefficients_for, lars_max_iter, s
                                    spectral_lars_paths)
 from ufsbench.numerics import knn_graph
 from ufsbench.numerics.spectral import generalized_spectral_embedding
+from ufsbench.testing import requires_data
 
 
 @pytest.fixture(scope="module")
@@ -247,3 +248,48 @@ def test_counts_above_the_reachable_cardinality_without_ridge():
         refit = make_selector("mcfs", n_clusters=3, n_features_to_select=h, ridge=0.0).fit(X)
         assert np.array_equal(one.top_features(h), np.flatnonzero(refit.support_))
         assert np.array_equal(coefficients_for(one._path_steps, h)[0], refit.coef_)
+
+
+@pytest.mark.parametrize("solver", ["implicit", "gram"])
+def test_scaled_path_reaches_the_count_with_the_same_steps(solver):
+    # Small-scale data: the unscaled path hits scikit-learn's absolute alpha <= float32 eps stop
+    # long before h non-zeros (as MCFS on lymphoma or pix10p did). The power-of-two scale of y
+    # must leave every step before that stop bitwise the same (times s) and reach h.
+    from ufsbench.methods.mcfs import path_scale
+    from ufsbench.numerics.lars import SparseLarsPath, lasso_lars_ridge_path
+
+    rng = np.random.default_rng(5)
+    X = 3e-6 * rng.standard_normal((30, 120))        # d > n: the implicit-Gram path
+    y = rng.standard_normal(30)
+    if solver == "gram":                              # d <= n: scikit-learn's lars_path_gram
+        X, y = 3e-6 * rng.standard_normal((150, 40)), rng.standard_normal(150)
+    n, d = X.shape
+    h = 110 if solver == "implicit" else 35
+    xy = X.T @ y
+    s = path_scale(xy, n)
+    assert s > 1 and np.log2(s) == int(np.log2(s))
+    max_iter = lars_max_iter(h, d)
+    if solver == "implicit":
+        plain = lasso_lars_ridge_path(X, xy, 1e-3, n_samples=n, max_iter=max_iter)
+    else:
+        gram = X.T @ X + 1e-3 * np.eye(d)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            alphas, _, dense = lars_path_gram(xy, gram, n_samples=n, method="lasso",
+                                              max_iter=max_iter)
+        plain = SparseLarsPath.from_dense(alphas, dense)
+    (scaled,) = spectral_lars_paths(X, y[:, None], h, solver=solver)
+    assert plain.nnz().max() < h <= scaled.nnz().max()          # the old stop, and now reached
+    for step in range(len(plain)):
+        assert np.array_equal(scaled.coef(step), s * plain.coef(step))
+
+
+@requires_data("lymphoma")
+def test_mcfs_reaches_every_count_on_lymphoma():
+    from ufsbench.datasets import load_dataset
+    from ufsbench.testing import data_dir
+
+    data = load_dataset("lymphoma", data_dir=data_dir(), download=False)
+    fit = make_selector("mcfs", n_clusters=data.n_classes, n_features_to_select=300).fit(data.X)
+    assert np.all(fit.cardinality_ == 300)        # was 127-194 per eigenvector before scaling
+    assert np.all(fit.scores_[fit.support_] > 0)  # no count filled with zero scores
