@@ -234,14 +234,9 @@ def run_task(task: Task, X: np.ndarray, y: np.ndarray) -> int:
         if kind in ("ranking", "all"):
             todo = [m for m in counts if store.needs(task.record_key(m, "kmeans"))]
             if todo:
-                selector, fit_time = _fit(task, X, None if kind == "all" else max(counts), task.seed)
-                for m in todo:
-                    selected = selector.top_features(m)
-                    result = _kmeans_result(task, X, y, selected)
-                    store.write_record(task.record_key(m, "kmeans"),
-                                       {**result, "selected": selected, "fit_time": fit_time,
-                                        **_summary(selector), "env": environment()})
-                    written += 1
+                _kmeans_records_from_one_fit(task, store, X, y, todo,
+                                             None if kind == "all" else max(counts))
+                written += len(todo)
         else:
             one_fit = None
             if selector_class(task.method).one_fit_serves_counts:
@@ -270,15 +265,24 @@ def _run_subset_counts_one_fit(task: Task, store: ResultStore, X, y, counts: lis
     if not todo:
         return None, 0
     fitted_count = max(todo)
-    selector, fit_time = _fit(task, X, fitted_count, task.seed)
+    selector, fit_time = _kmeans_records_from_one_fit(
+        task, store, X, y, todo, fitted_count,
+        {"subset_from_one_fit": True, "one_fit_n_features": fitted_count})
+    return (selector, fit_time, fitted_count), len(todo)
+
+
+def _kmeans_records_from_one_fit(task: Task, store: ResultStore, X, y, todo: list[int],
+                                 n_features: int | None, marks: dict | None = None):
+    """Fit once with ``n_features``, then write the K-means record of every count in ``todo``
+    from ``top_features(m)``, each as soon as it is scored. Returns (selector, fit time)."""
+    selector, fit_time = _fit(task, X, n_features, task.seed)
     for m in todo:
         selected = selector.top_features(m)
         store.write_record(task.record_key(m, "kmeans"),
                            {**_kmeans_result(task, X, y, selected), "selected": selected,
-                            "fit_time": fit_time, "subset_from_one_fit": True,
-                            "one_fit_n_features": fitted_count, **_summary(selector),
+                            "fit_time": fit_time, **(marks or {}), **_summary(selector),
                             "env": environment()})
-    return (selector, fit_time, fitted_count), len(todo)
+    return selector, fit_time
 
 
 def _run_subset_count(task: Task, store: ResultStore, X, y, m: int, fitted=None) -> int:
