@@ -64,6 +64,9 @@ def main(argv=None) -> int:
             raise UFSBenchError(f"--thin {args.thin} must be at least 1 (1 = the full grid)")
         names = reproduce.experiment_names(args.paper, args.profile)
         results_dir = args.results_dir or str(default_results_dir())
+        if args.probe < 0:
+            raise UFSBenchError(f"--probe {args.probe} must be at least 1 (settings per data set "
+                                f"and method), or 0 for no probe")
         if args.probe and not args.plan:
             raise UFSBenchError("--probe measures costs for --plan; add --plan")
         if args.plan:

@@ -380,3 +380,7 @@ def test_probe_requires_plan(capsys):
     out = subprocess.run([sys.executable, str(SCRIPT), "--probe", "1", "--paper", "dgufs"],
                          capture_output=True, text=True)
     assert out.returncode == 2 and "add --plan" in out.stderr
+    out = subprocess.run([sys.executable, str(SCRIPT), "--plan", "--probe", "-1"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and "--probe -1 must be at least 1" in out.stderr
+    assert "Traceback" not in out.stderr
