@@ -40,8 +40,9 @@ def _old_module(path: str, name: str, source: str, scope: dict | None = None):
 
 def before_selector():
     """The session-start LaplacianScore class with the session-start cache (not registered)."""
-    show = lambda path: subprocess.run(["git", "-C", str(REPO), "show", f"{BEFORE}:{path}"],
-                                       check=True, capture_output=True, text=True).stdout
+    def show(path):
+        return subprocess.run(["git", "-C", str(REPO), "show", f"{BEFORE}:{path}"],
+                              check=True, capture_output=True, text=True).stdout
     old_cache = _old_module("ufsbench/cache.py", "old_cache", show("ufsbench/cache.py"))
     old_cache._compute.__module__ = "old_cache"
     sys.modules["old_cache"] = old_cache           # joblib pickles the cached function by name
@@ -105,8 +106,9 @@ def breakeven(repeats: int) -> str:
         X = np.asfortranarray(rng.random((n, d)))
         row = [f"{n}x{d}", f"{_median_ms(lambda: cache.array_checksum(X), repeats):.2f}"]
         for func in (sparse_knn_graph, knn_graph):
-            call = lambda: cache.cached_call(func, X, min_cells=0, min_samples=0, k=5,
-                                             weight="heat", sigma=None)
+            def call(func=func):
+                return cache.cached_call(func, X, min_cells=0, min_samples=0, k=5,
+                                         weight="heat", sigma=None)
             call()
             direct = _median_ms(lambda: func(X, k=5, weight="heat", sigma=None), repeats)
             row += [f"{direct:.2f}", f"{_median_ms(call, repeats):.2f}"]

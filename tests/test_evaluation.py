@@ -65,6 +65,7 @@ def test_clustering_scores_on_separable_data():
     (dict(nmi="geometric"), "NMI normalisation"),
     (dict(n_runs=0), "n_runs"),
     (dict(n_clusters=50), "n_clusters"),
+    (dict(init="kmeans++"), "K-means init"),
 ])
 def test_clustering_scores_bad_input(kwargs, message):
     X, y = np.zeros((10, 2)), np.zeros(10)
@@ -84,3 +85,48 @@ def test_scores_of_one_labelling_equal_the_separate_metrics():
         assert value == normalized_mutual_info(y, z, norm)
     assert normalized_mutual_info(y, z, "arithmetic") == pytest.approx(
         normalized_mutual_info_score(y, z))
+
+
+def _kmeans_cases():
+    """Inputs where a different start, tolerance or tie-break would change some labels."""
+    rng = np.random.default_rng(7)
+    cases = []
+    for n, d, c in [(60, 3, 4), (300, 20, 10), (150, 500, 3), (40, 2, 40)]:
+        cases.append((rng.standard_normal((n, d)) + 2 * rng.standard_normal((c, d))[
+            rng.integers(0, c, n)], c))
+    ties = np.round(rng.standard_normal((120, 4)), 1)                  # many exact ties
+    ties[:50] = ties[0]                                                # duplicated points
+    cases.append((ties, 6))
+    cases.append((np.asfortranarray(rng.random((80, 7)).astype(np.float32)), 5))  # F order, f32
+    cases.append((rng.random((1500, 2)), 25))     # slow Lloyd: the tolerance decides the stop
+    return cases
+
+
+@pytest.mark.parametrize("init", ["random", "k-means++"])
+def test_protocol_runs_equal_scikit_learn_kmeans_bit_for_bit(init):
+    """The evaluation prepares X once for its seeded runs; each run's labels must be those of
+    scikit-learn's KMeans with the same seed (the stored results were made with KMeans)."""
+    import warnings
+
+    from sklearn.cluster import KMeans
+    from sklearn.exceptions import ConvergenceWarning
+    for X, c in _kmeans_cases():
+        y = np.arange(X.shape[0]) % c
+        got = clustering_scores(X, y, c, n_runs=6, random_state=11, init=init, max_iter=100)
+        for i, seed in enumerate(got.seeds):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                ref = KMeans(c, init=init, n_init=1, max_iter=100, random_state=seed,
+                             algorithm="lloyd").fit_predict(X)
+            np.testing.assert_array_equal(kmeans_labels(X, c, seed, init=init), ref)
+            assert got.acc[i] == clustering_accuracy(y, ref)
+            assert got.nmi_all["sqrt"][i] == normalized_mutual_info(y, ref, "sqrt")
+
+
+def test_protocol_runs_keep_lost_cluster_warnings_out_of_sweeps():
+    import warnings
+    X = np.repeat(np.arange(3.0)[:, None], 10, axis=0)                 # 3 distinct points, k = 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = clustering_scores(X, np.arange(30) % 4, 4, n_runs=3)
+    assert s.acc.shape == (3,)

@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
-from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 
 from ufsbench.errors import UFSBenchError
+from ufsbench.numerics.exact_kmeans import kmeans_labels_per_seed
 
 NMI_NORMALISATIONS = ("max", "sqrt", "arithmetic")
+KMEANS_INITS = ("random", "k-means++")
 
 
 def _contingency(labels_true, labels_pred) -> np.ndarray:
@@ -92,11 +93,16 @@ class ClusteringScores:
 def kmeans_labels(X: np.ndarray, n_clusters: int, seed: int, init: str = "random",
                   max_iter: int = 100) -> np.ndarray:
     """One seeded K-means run (one initialisation) on the rows of X."""
+    return _seeded_runs(X, n_clusters, [seed], init, max_iter)[0]
+
+
+def _seeded_runs(X, n_clusters, seeds, init, max_iter) -> list[np.ndarray]:
+    """``KMeans(n_clusters, init=init, n_init=1, max_iter=max_iter, random_state=seed,
+    algorithm="lloyd").fit_predict(X)`` for every seed: the same labels, X prepared once
+    (numerics.exact_kmeans; ~1.1x on USPS, 1.5-3x on the small data sets)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model = KMeans(n_clusters=n_clusters, init=init, n_init=1, max_iter=max_iter,
-                       random_state=seed, algorithm="lloyd")
-        return model.fit_predict(X)
+        return kmeans_labels_per_seed(X, n_clusters, seeds, init=init, max_iter=max_iter)
 
 
 def score_labels(y, labels) -> tuple[float, dict[str, float]]:
@@ -121,10 +127,12 @@ def clustering_scores(X, y, n_clusters: int, n_runs: int = 20, random_state: int
         raise UFSBenchError(f"n_clusters={n_clusters} must be between 1 and n_samples={X.shape[0]}")
     if n_runs < 1:
         raise UFSBenchError(f"n_runs={n_runs} must be at least 1")
+    if init not in KMEANS_INITS:
+        raise UFSBenchError(f"unknown K-means init {init!r}; use one of {', '.join(KMEANS_INITS)}")
     seeds = [int(random_state) + i for i in range(n_runs)]
     acc, nmis = [], {norm: [] for norm in NMI_NORMALISATIONS}
-    for seed in seeds:
-        a, n = score_labels(y, kmeans_labels(X, n_clusters, seed, init=init, max_iter=max_iter))
+    for labels in _seeded_runs(X, n_clusters, seeds, init, max_iter):
+        a, n = score_labels(y, labels)
         acc.append(a)
         for norm in NMI_NORMALISATIONS:
             nmis[norm].append(n[norm])

@@ -80,6 +80,36 @@ def kmeans_plusplus_centres(Y: np.ndarray, k: int, y_sq: np.ndarray, weights: np
     return Y[np.asarray(chosen, dtype=int)]
 
 
+def _prepared(Y: np.ndarray, tol: float):
+    """KMeans.fit's preparation: float64 C copy, tolerance before centring, centred, row norms."""
+    X = np.array(Y, dtype=np.float64, order="C", copy=True)
+    scaled_tol = np.mean(np.var(X, axis=0)) * tol if tol != 0 else 0
+    mean = X.mean(axis=0)
+    X -= mean                                 # KMeans centres Y for accurate distances
+    return X, mean, scaled_tol, np.einsum("ij,ij->i", X, X)
+
+
+def _check_sizes(X: np.ndarray, n_clusters: int) -> None:
+    if X.shape[0] < n_clusters:
+        raise ValueError(f"n_samples={X.shape[0]} should be >= n_clusters={n_clusters}.")
+
+
+def _initial_centres(X, n_clusters, init, y_sq, weights, rng):
+    """``KMeans._init_centroids`` for the string inits, with the same draws from ``rng``."""
+    if init == "random":
+        return X[rng.choice(X.shape[0], size=n_clusters, replace=False,
+                            p=weights / weights.sum())]
+    return kmeans_plusplus_centres(X, n_clusters, y_sq, weights, rng)
+
+
+def _warn_if_clusters_lost(labels: np.ndarray, n_clusters: int) -> None:
+    found = np.unique(labels).size
+    if found < n_clusters:  # KMeans's warning, which sweeps record
+        warnings.warn(f"Number of distinct clusters ({found}) found smaller than "
+                      f"n_clusters ({n_clusters}). Possibly due to duplicate points in X.",
+                      ConvergenceWarning, stacklevel=3)
+
+
 def kmeans_labels(Y: np.ndarray, n_clusters: int, n_init: int = 10, random_state=None,
                   init: np.ndarray | None = None, max_iter: int = 300,
                   tol: float = 1e-4) -> np.ndarray:
@@ -94,35 +124,54 @@ def kmeans_labels(Y: np.ndarray, n_clusters: int, n_init: int = 10, random_state
                     n_init=1 if init is not None else n_init, random_state=random_state,
                     max_iter=max_iter, tol=tol)
         return km.fit(Y).labels_
-    X = np.array(Y, dtype=np.float64, order="C", copy=True)
-    if X.shape[0] < n_clusters:
-        raise ValueError(f"n_samples={X.shape[0]} should be >= n_clusters={n_clusters}.")
-    scaled_tol = np.mean(np.var(X, axis=0)) * tol if tol != 0 else 0
+    X, mean, scaled_tol, y_sq = _prepared(Y, tol)
+    _check_sizes(X, n_clusters)
     rng = check_random_state(random_state)
     weights = np.ones(X.shape[0], dtype=X.dtype)
     n_threads = _openmp_effective_n_threads()
     centre_init = None
     if init is not None:
-        centre_init = np.array(init, dtype=X.dtype, order="C", copy=True)
+        centre_init = np.array(init, dtype=X.dtype, order="C", copy=True) - mean
         n_init = 1
-    mean = X.mean(axis=0)
-    X -= mean                                 # KMeans centres Y for accurate distances
-    if centre_init is not None:
-        centre_init -= mean
-    y_sq = np.einsum("ij,ij->i", X, X)
     best_inertia, best_labels = None, None
     with _get_threadpool_controller().limit(limits=1, user_api="blas"):
         for _ in range(int(n_init)):
             start = (centre_init if centre_init is not None
-                     else kmeans_plusplus_centres(X, n_clusters, y_sq, weights, rng))
+                     else _initial_centres(X, n_clusters, "k-means++", y_sq, weights, rng))
             labels, inertia, _, _ = _LLOYD(X, weights, start, max_iter=max_iter, verbose=False,
                                            tol=scaled_tol, n_threads=n_threads)
             if best_inertia is None or (inertia < best_inertia and not _is_same_clustering(
                     labels, best_labels, n_clusters)):
                 best_inertia, best_labels = inertia, labels
-    found = np.unique(best_labels).size
-    if found < n_clusters:  # KMeans's warning, which sweeps record
-        warnings.warn(f"Number of distinct clusters ({found}) found smaller than "
-                      f"n_clusters ({n_clusters}). Possibly due to duplicate points in X.",
-                      ConvergenceWarning, stacklevel=2)
+    _warn_if_clusters_lost(best_labels, n_clusters)
     return best_labels
+
+
+def kmeans_labels_per_seed(Y: np.ndarray, n_clusters: int, seeds, init: str = "random",
+                           max_iter: int = 300, tol: float = 1e-4) -> list[np.ndarray]:
+    """``[KMeans(n_clusters, init=init, n_init=1, random_state=s, max_iter, tol,
+    algorithm="lloyd").fit(Y).labels_ for s in seeds]``, the same labels, Y prepared once.
+
+    The evaluation protocol's 20 seeded runs on one feature subset: scikit-learn would copy,
+    validate and centre Y and enter a BLAS thread limit 20 times; here that happens once, and
+    each run draws its start from ``RandomState(seed)`` exactly as ``KMeans`` does.
+    """
+    if init not in ("random", "k-means++"):
+        raise ValueError(f"init must be 'random' or 'k-means++', got {init!r}")
+    if _LLOYD is None:  # pragma: no cover
+        return [KMeans(n_clusters, init=init, n_init=1, random_state=int(s), max_iter=max_iter,
+                       tol=tol, algorithm="lloyd").fit(Y).labels_ for s in seeds]
+    X, _, scaled_tol, y_sq = _prepared(Y, tol)
+    _check_sizes(X, n_clusters)
+    weights = np.ones(X.shape[0], dtype=X.dtype)
+    n_threads = _openmp_effective_n_threads()
+    runs = []
+    with _get_threadpool_controller().limit(limits=1, user_api="blas"):
+        for seed in seeds:
+            rng = check_random_state(int(seed))
+            start = _initial_centres(X, n_clusters, init, y_sq, weights, rng)
+            labels = _LLOYD(X, weights, start, max_iter=max_iter, verbose=False,
+                            tol=scaled_tol, n_threads=n_threads)[0]
+            _warn_if_clusters_lost(labels, n_clusters)
+            runs.append(labels)
+    return runs
