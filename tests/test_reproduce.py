@@ -374,6 +374,26 @@ def test_probe_runs_k_pending_settings_per_method_and_costs_them(tmp_path, monke
     assert "K-means evaluation" in rp.plan_totals(plan)
 
 
+def test_plan_costs_a_setting_two_papers_share_once(tmp_path, monkeypatch):
+    """The store keys a record by data, method, parameters and protocol, not by paper: a setting
+    in two papers' grids runs once, so the plan must not cost it twice."""
+    def ls_row(ks):
+        return [{"row": "ls", "method": "ls", "grid": {"weight": ["heat"], "k": ks},
+                 "default": {"weight": "heat", "k": ks[0]}}]
+    exps = {"t": tiny_experiment(feature_counts=[10], rows=ls_row([3, 5, 7])),
+            "u": tiny_experiment(feature_counts=[10], rows=ls_row([5, 7, 9]))}
+    monkeypatch.setattr(rp, "load_experiment", lambda name: exps[name])
+    costs = {("synthetic", "ls"): {"total": 36.0, "fit": 30.0, "eval": 6.0}}
+    plan = rp.plan_summary(["t", "u"], str(tmp_path / "runs"), costs=costs).set_index("experiment")
+    assert plan.loc["t", "settings"] == plan.loc["u", "settings"] == 3
+    assert (plan.loc["t", "shared"], plan.loc["u", "shared"]) == (0, 2)    # k = 5, 7 again
+    assert plan["left"].sum() == 4
+    assert plan["core_hours_all"].sum() == pytest.approx(4 * 36 / 3600)
+    assert plan["core_hours_left"].sum() == pytest.approx(4 * 36 / 3600)
+    line = rp.plan_totals(plan.reset_index(), cores=2)
+    assert "6 settings (2 shared between papers, run once), 0 done" in line
+
+
 def test_probe_requires_plan(capsys):
     import subprocess
     import sys

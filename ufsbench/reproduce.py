@@ -867,14 +867,21 @@ def plan_summary(names: list[str], results_dir: str, data_dir=None, thin: int = 
     measured cost per setting."""
     from ufsbench.runner import task_is_done
 
-    rows = []
+    rows, counted = [], set()
     for name, dataset, tasks in present_experiment_tasks(names, results_dir, data_dir, thin,
                                                          only_datasets):
-        rows += [{"experiment": name, "dataset": dataset.name, "method": task.method,
-                  "done": task_is_done(task, dataset.n_features)} for task in tasks]
-    df = pd.DataFrame(rows, columns=["experiment", "dataset", "method", "done"])
+        for task in tasks:
+            # A setting two papers share (same data, method, parameters, protocol) runs once.
+            key = json.dumps(task.lock_key(), sort_keys=True, default=str)
+            rows.append({"experiment": name, "dataset": dataset.name, "method": task.method,
+                         "done": task_is_done(task, dataset.n_features),
+                         "shared": key in counted})
+            counted.add(key)
+    df = pd.DataFrame(rows, columns=["experiment", "dataset", "method", "done", "shared"])
+    df["left"] = ~df["done"] & ~df["shared"]
     plan = df.groupby(["experiment", "dataset", "method"]).agg(
-        settings=("done", "size"), done=("done", "sum")).reset_index()
+        settings=("done", "size"), done=("done", "sum"), shared=("shared", "sum"),
+        left=("left", "sum")).reset_index()
     stored, fresh = measured_cost_parts(results_dir), costs or {}
     pairs = list(zip(plan["dataset"], plan["method"]))
     # Fitting is timed by the code that ran it: a probe of the code now wins over older records.
@@ -883,10 +890,9 @@ def plan_summary(names: list[str], results_dir: str, data_dir=None, thin: int = 
     plan["s_fit"] = [(fresh.get(p) or stored.get(p) or {}).get("fit") for p in pairs]
     plan["s_eval"] = [(stored.get(p) or fresh.get(p) or {}).get("eval") for p in pairs]
     plan["s_per_setting"] = plan["s_fit"] + plan["s_eval"]
-    left = plan["settings"] - plan["done"]
-    plan["core_hours_left"] = left * plan["s_per_setting"] / 3600
-    plan["eval_core_hours_left"] = left * plan["s_eval"] / 3600
-    plan["core_hours_all"] = plan["settings"] * plan["s_per_setting"] / 3600
+    plan["core_hours_left"] = plan["left"] * plan["s_per_setting"] / 3600
+    plan["eval_core_hours_left"] = plan["left"] * plan["s_eval"] / 3600
+    plan["core_hours_all"] = (plan["settings"] - plan["shared"]) * plan["s_per_setting"] / 3600
     return plan
 
 
@@ -894,7 +900,7 @@ def plan_totals(plan: pd.DataFrame, cores: int | None = None) -> str:
     """One line: settings, done, and the measured estimate of what is left (core-hours and wall
     hours on this machine's cores); settings with no measurement yet are counted separately."""
     cores = cores or os.cpu_count() or 1
-    left = plan["settings"] - plan["done"]
+    left = plan["left"] if "left" in plan else plan["settings"] - plan["done"]
     unmeasured = int(left[plan["s_per_setting"].isna()].sum())
     hours = float(plan["core_hours_left"].fillna(0).sum())
     evaluation = ""
@@ -905,7 +911,10 @@ def plan_totals(plan: pd.DataFrame, cores: int | None = None) -> str:
     if "core_hours_all" in plan:
         every = float(plan["core_hours_all"].fillna(0).sum())
         whole = f"; every setting from scratch: about {every:.1f} core-hours ({every / cores:.1f} h)"
-    return (f"total: {int(plan['settings'].sum())} settings, {int(plan['done'].sum())} done; "
+    shared = int(plan["shared"].sum()) if "shared" in plan else 0
+    shared_text = f" ({shared} shared between papers, run once)" if shared else ""
+    return (f"total: {int(plan['settings'].sum())} settings{shared_text}, "
+            f"{int(plan['done'].sum())} done; "
             f"left: about {hours:.1f} core-hours{evaluation} ({hours / cores:.1f} h on {cores} "
             f"cores) for the measured ones" + (f", plus {unmeasured} settings of (data set, "
                                                f"method) pairs not yet measured"
