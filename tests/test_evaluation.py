@@ -110,17 +110,22 @@ def test_protocol_runs_equal_scikit_learn_kmeans_bit_for_bit(init):
 
     from sklearn.cluster import KMeans
     from sklearn.exceptions import ConvergenceWarning
+    def reference(X, c, seed):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            return KMeans(c, init=init, n_init=1, max_iter=100, random_state=seed,
+                          algorithm="lloyd").fit_predict(X)
+
     for X, c in _kmeans_cases():
         y = np.arange(X.shape[0]) % c
         got = clustering_scores(X, y, c, n_runs=6, random_state=11, init=init, max_iter=100)
         for i, seed in enumerate(got.seeds):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                ref = KMeans(c, init=init, n_init=1, max_iter=100, random_state=seed,
-                             algorithm="lloyd").fit_predict(X)
-            np.testing.assert_array_equal(kmeans_labels(X, c, seed, init=init), ref)
+            ref = reference(np.asarray(X, dtype=float), c, seed)   # scores take float64 data
             assert got.acc[i] == clustering_accuracy(y, ref)
             assert got.nmi_all["sqrt"][i] == normalized_mutual_info(y, ref, "sqrt")
+            # one run on X as given: KMeans keeps float32 data in float32, and so do we
+            np.testing.assert_array_equal(kmeans_labels(X, c, seed, init=init),
+                                          reference(X, c, seed))
 
 
 def test_protocol_runs_keep_lost_cluster_warnings_out_of_sweeps():

@@ -277,46 +277,6 @@ def test_raw_triplet_weights_option_indefinite_path():
 
 
 # -- exact fast paths against the previous computation -----------------------------------------
-def _kmeans_inputs():
-    """Small Y like the V-step's, plus tied (rounded) and duplicated points."""
-    rng = np.random.default_rng(11)
-    cases = []
-    for n, c, d in [(60, 3, 3), (200, 7, 7), (150, 20, 20), (90, 5, 2)]:
-        Y = rng.standard_normal((n, d)) + 3 * rng.standard_normal((c, d))[rng.integers(0, c, n)]
-        cases.append((Y, c))
-    Y = np.round(rng.standard_normal((120, 4)), 1)                    # many exact ties
-    Y[:50] = Y[0]                                                      # duplicated points
-    cases.append((Y, 6))
-    return cases
-
-
-def test_kmeans_labels_equal_scikit_learn_bit_for_bit():
-    from ufsbench.numerics.exact_kmeans import kmeans_labels
-    for i, (Y, c) in enumerate(_kmeans_inputs()):
-        seed = 1000 + i
-        ref = KMeans(c, init="k-means++", n_init=10, random_state=seed).fit(Y)
-        got = kmeans_labels(Y, c, n_init=10, random_state=seed)
-        assert got.dtype == ref.labels_.dtype
-        np.testing.assert_array_equal(got, ref.labels_)
-        centres = np.vstack([Y[ref.labels_ == lab].mean(0) for lab in np.unique(ref.labels_)])
-        shifted = centres + 0.3                                       # Lloyd from given centres
-        np.testing.assert_array_equal(kmeans_labels(Y, len(centres), init=shifted),
-                                      KMeans(len(centres), init=shifted, n_init=1).fit(Y).labels_)
-
-
-def test_kmeans_labels_warns_like_scikit_learn_on_duplicates():
-    from sklearn.exceptions import ConvergenceWarning
-
-    from ufsbench.numerics.exact_kmeans import kmeans_labels
-    Y = np.repeat(np.arange(3.0)[:, None], 10, axis=0)                # 3 distinct points
-    with pytest.warns(ConvergenceWarning, match=r"distinct clusters \(3\) found smaller than "
-                                                r"n_clusters \(4\)"):
-        labels = kmeans_labels(Y, 4, n_init=2, random_state=0)
-    with pytest.warns(ConvergenceWarning):
-        ref = KMeans(4, n_init=2, random_state=0).fit(Y).labels_
-    np.testing.assert_array_equal(labels, ref)
-
-
 def _reference_fit(sel, X):
     """Frozen copy of the fit loop of commit 0df8ac1 (scikit-learn KMeans in the V-step, sym of
     every M, X W recomputed, eigh_smallest): (scores, labels, objective history)."""

@@ -80,6 +80,12 @@ def kmeans_plusplus_centres(Y: np.ndarray, k: int, y_sq: np.ndarray, weights: np
     return Y[np.asarray(chosen, dtype=int)]
 
 
+def _is_float32(Y) -> bool:
+    """KMeans keeps float32 data in float32 (and its k-means++ distances then go through an
+    upcasting routine of its own): such input is left to KMeans itself."""
+    return getattr(Y, "dtype", None) == np.float32
+
+
 def _prepared(Y: np.ndarray, tol: float):
     """KMeans.fit's preparation: float64 C copy, tolerance before centring, centred, row norms."""
     X = np.array(Y, dtype=np.float64, order="C", copy=True)
@@ -119,7 +125,7 @@ def kmeans_labels(Y: np.ndarray, n_clusters: int, n_init: int = 10, random_state
     ``init`` (k x d) runs one Lloyd from those centres (``n_init`` is then 1, as in KMeans).
     ``random_state`` is an int, None or a RandomState, as for KMeans.
     """
-    if _LLOYD is None:  # pragma: no cover
+    if _LLOYD is None or _is_float32(Y):
         km = KMeans(n_clusters, init="k-means++" if init is None else init,
                     n_init=1 if init is not None else n_init, random_state=random_state,
                     max_iter=max_iter, tol=tol)
@@ -158,7 +164,7 @@ def kmeans_labels_per_seed(Y: np.ndarray, n_clusters: int, seeds, init: str = "r
     """
     if init not in ("random", "k-means++"):
         raise ValueError(f"init must be 'random' or 'k-means++', got {init!r}")
-    if _LLOYD is None:  # pragma: no cover
+    if _LLOYD is None or _is_float32(Y):
         return [KMeans(n_clusters, init=init, n_init=1, random_state=int(s), max_iter=max_iter,
                        tol=tol, algorithm="lloyd").fit(Y).labels_ for s in seeds]
     X, _, scaled_tol, y_sq = _prepared(Y, tol)
