@@ -4,6 +4,9 @@ PAPER ?= all
 # THIN=3 keeps every 3rd grid value (+ the default): the committed reference run (README).
 THIN ?= 1
 JOBS ?= -1
+# LAUNCHER=dask SCHEDULER=tcp://host:8786 runs the fits on a dask.distributed cluster.
+LAUNCHER ?= local
+SCHEDULER ?=
 PROFILE ?= small
 
 .PHONY: install test test-slow reproduce-tables bench lint smoke-all
@@ -18,7 +21,8 @@ test-slow:
 	$(PYTHON) -m pytest -q -m slow
 
 reproduce-tables:
-	$(PYTHON) scripts/reproduce_tables.py --paper $(PAPER) --thin $(THIN) --n-jobs $(JOBS)
+	$(PYTHON) scripts/reproduce_tables.py --paper $(PAPER) --thin $(THIN) --n-jobs $(JOBS) \
+		--launcher $(LAUNCHER) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 # `make bench` = the small profile (minutes); `make bench PROFILE=full` = the issue's sizes (hours).
 bench:

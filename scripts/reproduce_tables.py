@@ -31,6 +31,16 @@ def parse_args(argv):
     parser.add_argument("--out-dir", default="results/reproduction", help="where reports go")
     parser.add_argument("--data-dir", default=None, help="data sets (default $UFSBENCH_DATA)")
     parser.add_argument("--n-jobs", type=int, default=-1, help="parallel fits (-1 = all cores)")
+    parser.add_argument("--launcher", default="local", choices=["local", "dask"],
+                        help="where fits run: this machine (default) or a dask.distributed "
+                             "cluster (pip install 'ufsbench[dask]'; the results directory on "
+                             "a file system every worker can write)")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="with --launcher dask: the scheduler, e.g. tcp://host:8786 "
+                             "(default: a local cluster started for the run)")
+    parser.add_argument("--cores", type=int, default=None,
+                        help="with --plan: estimate wall hours for this many cores (e.g. a "
+                             "cluster's; default this machine's)")
     parser.add_argument("--datasets", nargs="+", default=None,
                         help="restrict to these data sets (published or registry ids)")
     parser.add_argument("--thin", type=int, default=1,
@@ -69,24 +79,29 @@ def main(argv=None) -> int:
                                 f"and method), or 0 for no probe")
         if args.probe and not args.plan:
             raise UFSBenchError("--probe measures costs for --plan; add --plan")
+        if args.scheduler and args.launcher != "dask":
+            raise UFSBenchError("--scheduler names a dask scheduler; add --launcher dask")
+        if args.cores is not None and args.cores < 1:
+            raise UFSBenchError(f"--cores {args.cores} must be at least 1")
+        launch = {"backend": args.launcher, "scheduler": args.scheduler}
         if args.plan:
             costs = None
             if args.probe:
                 costs = reproduce.probe_costs(names, results_dir, args.data_dir, args.thin,
                                               args.datasets, per_pair=args.probe,
-                                              n_jobs=args.n_jobs,
+                                              n_jobs=args.n_jobs, launch=launch,
                                               log=lambda msg: print(msg, file=sys.stderr))
             plan = reproduce.plan_summary(names, results_dir, args.data_dir, args.thin,
                                           args.datasets, costs=costs)
             print(plan.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
-            print(reproduce.plan_totals(plan))
+            print(reproduce.plan_totals(plan, cores=args.cores))
             return 0
         command = "python scripts/reproduce_tables.py " + shlex.join(
             sys.argv[1:] if argv is None else argv)
         reproduce.reproduce(names, results_dir, args.out_dir, n_jobs=args.n_jobs,
                             data_dir=args.data_dir, thin=args.thin, only_datasets=args.datasets,
                             run=not args.report_only, command=command.strip(),
-                            log=lambda msg: print(msg, file=sys.stderr))
+                            log=lambda msg: print(msg, file=sys.stderr), launch=launch)
     except UFSBenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -404,3 +404,44 @@ def test_probe_requires_plan(capsys):
                          capture_output=True, text=True)
     assert out.returncode == 2 and "--probe -1 must be at least 1" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--scheduler", "tcp://h:8786"], "add --launcher dask"),
+    (["--plan", "--cores", "0"], "--cores 0 must be at least 1"),
+])
+def test_launch_options_are_checked(args, message, capsys):
+    assert rp_cli(args) == 2
+    assert message in capsys.readouterr().err
+
+
+def rp_cli(args):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("reproduce_tables_cli", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.main(args)
+
+
+def test_reproduction_on_a_dask_cluster_writes_the_local_records(tmp_path, monkeypatch):
+    """`--launcher dask`: the sweeps go to a dask.distributed cluster (here a local one) and
+    store exactly the records a local run stores."""
+    distributed = pytest.importorskip("dask.distributed")
+    import warnings
+    exp = tiny_experiment(feature_counts=[10], datasets={"syn": "synthetic"},
+                          rows=[{"row": "ls", "method": "ls", "grid": {"weight": ["heat", "binary"]},
+                                 "default": {"weight": "heat"}}])
+    local = rp.run_experiment(exp, str(tmp_path / "local"), n_jobs=1, log=lambda m: None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
+                                      dashboard_address=None, processes=False,
+                                      protocol="tcp") as cluster:
+            remote = rp.run_experiment(exp, str(tmp_path / "dask"), log=lambda m: None,
+                                       launch={"backend": "dask",
+                                               "scheduler": cluster.scheduler_address})
+    assert local["synthetic"]["records"] == remote["synthetic"]["records"] == 2
+    def records(store):
+        return {json.dumps(r["key"], sort_keys=True): (r["acc"], r["nmi"], r["selected"])
+                for r in ResultStore(store).iter_records()}
+    assert records(tmp_path / "local") == records(tmp_path / "dask")

@@ -250,8 +250,12 @@ def selected_datasets(exp: dict, only=None) -> dict:
 
 
 def run_experiment(exp: dict, results_dir: str, n_jobs: int = -1, data_dir=None, seed: int = 0,
-                   thin: int = 1, only_datasets=None, log=print) -> dict:
-    """Run every pending sweep of an experiment; returns per-data-set runner statistics."""
+                   thin: int = 1, only_datasets=None, log=print, launch: dict | None = None
+                   ) -> dict:
+    """Run every pending sweep of an experiment; returns per-data-set runner statistics.
+
+    ``launch`` holds the runner's ``backend`` and ``scheduler`` (e.g. ``{"backend": "dask",
+    "scheduler": "tcp://host:8786"}``: the sweeps go to a dask cluster); default this machine."""
     from ufsbench.datasets import load_dataset
     from ufsbench.runner import run_sweep
 
@@ -263,7 +267,7 @@ def run_experiment(exp: dict, results_dir: str, n_jobs: int = -1, data_dir=None,
         dataset = load_dataset(name, data_dir=data_dir, download=False)
         tasks = experiment_tasks(exp, dataset, results_dir, seed, thin)
         start = time.perf_counter()
-        stats[name] = run_sweep(dataset, tasks, n_jobs=n_jobs)
+        stats[name] = run_sweep(dataset, tasks, n_jobs=n_jobs, **(launch or {}))
         stats[name]["seconds"] = round(time.perf_counter() - start, 1)
         log(f"{exp['paper']}: {name}: {stats[name]['tasks']} settings, {stats[name]['skipped']} "
             f"already stored, {stats[name]['records']} new records, "
@@ -784,8 +788,9 @@ def write_cells_csv(out_dir: Path, fallback: str = "quick") -> Path:
 # -- the whole pipeline ----------------------------------------------------------------------
 def reproduce(names: list[str], results_dir: str, out_dir: str | os.PathLike, n_jobs: int = -1,
               data_dir=None, thin: int = 1, only_datasets=None, run: bool = True,
-              command: str = "", log=print) -> list[Path]:
-    """Run (unless ``run`` is false) and report each named experiment; returns files written."""
+              command: str = "", log=print, launch: dict | None = None) -> list[Path]:
+    """Run (unless ``run`` is false) and report each named experiment; returns files written.
+    ``launch``: where the sweeps run (:func:`run_experiment`)."""
     from ufsbench.results import load_failures, load_results
 
     written = []
@@ -793,7 +798,7 @@ def reproduce(names: list[str], results_dir: str, out_dir: str | os.PathLike, n_
         exp = load_experiment(name)
         start = time.perf_counter()
         stats = run_experiment(exp, results_dir, n_jobs, data_dir, thin=thin,
-                               only_datasets=only_datasets, log=log) if run else {}
+                               only_datasets=only_datasets, log=log, launch=launch) if run else {}
         wall = time.perf_counter() - start
         df = load_results(results_dir)
         if len(df):
@@ -977,7 +982,7 @@ def spread_sample(items: list, k: int) -> list:
 
 def probe_costs(names: list[str], results_dir: str, data_dir=None, thin: int = 1,
                 only_datasets=None, per_pair: int = 2, n_jobs: int = -1,
-                log=print) -> dict[tuple[str, str], dict[str, float]]:
+                log=print, launch: dict | None = None) -> dict[tuple[str, str], dict[str, float]]:
     """Measure what the code running now costs per setting: run ``per_pair`` pending settings
     of every (data set, method) -- spread over its grid (:func:`spread_sample`), since the cost
     varies with the weights -- through the normal runner, and return the mean core-seconds per setting
@@ -998,7 +1003,7 @@ def probe_costs(names: list[str], results_dir: str, data_dir=None, thin: int = 1
         chosen = [t for pending in by_method.values() for t in spread_sample(pending, per_pair)]
         if chosen:
             tick = time.perf_counter()
-            run_sweep(dataset, chosen, n_jobs=n_jobs)
+            run_sweep(dataset, chosen, n_jobs=n_jobs, **(launch or {}))
             log(f"probe {name}: {dataset.name}: {len(chosen)} settings of {len(by_method)} "
                 f"methods, {time.perf_counter() - tick:.1f} s")
     return measured_cost_parts(results_dir, written_after=start)
