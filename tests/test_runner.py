@@ -103,6 +103,28 @@ def test_stale_records_are_flagged(tmp_path, monkeypatch):
     assert results  # the module under test
 
 
+def test_records_of_an_earlier_method_revision_are_stale_and_recomputed(tmp_path, monkeypatch):
+    from ufsbench.methods.ls import LaplacianScore
+    from ufsbench.report import report_tables
+
+    data = load_dataset("synthetic")
+    cfg = {"name": "ls", "params": {"k": 5}, "grid": {}, "default": {}}
+    tasks = plan_tasks(data, cfg, [5], PROTOCOL, 0, tmp_path)
+    # revision 0 leaves the keys as they always were (stores made before revisions stay valid)
+    assert "revision" not in tasks[0].record_key(5, "kmeans")
+    assert "revision" not in tasks[0].fit_key()
+    run_sweep(data, tasks, n_jobs=1)
+    monkeypatch.setattr(LaplacianScore, "revision", 1)
+    df = load_results(tmp_path)
+    assert df["stale"].all() and (df["revision"] == 0).all()
+    assert "earlier revision" in report_tables(df, fmt="markdown")
+    revised = plan_tasks(data, cfg, [5], PROTOCOL, 0, tmp_path)
+    assert revised[0].record_key(5, "kmeans")["revision"] == 1
+    assert run_sweep(data, revised, n_jobs=1)["records"] == 1       # not served the old one
+    df = load_results(tmp_path)
+    assert sorted(df["revision"]) == [0, 1] and df.loc[df["revision"] == 1, "stale"].eq(False).all()
+
+
 def test_unwritable_results_dir_gives_clear_error(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")

@@ -126,8 +126,8 @@ def write_html(df: pd.DataFrame, path, summary: str = "mean") -> Path:
     stale = int(df["stale"].sum())
     df = df[~df["stale"]]
     if df.empty:
-        raise UFSBenchError("every selected record is stale (its data file changed); rerun "
-                            "`ufsbench run ...` to recompute them")
+        raise UFSBenchError("every selected record is stale (its data file changed, or its method "
+                            "was revised since); rerun `ufsbench run ...` to recompute them")
     when = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     header = [
         "<h1>ufsbench results</h1>",

@@ -216,7 +216,8 @@ def report_tables(df: pd.DataFrame, metrics=("acc", "nmi"), rules=("paper", "def
         parts.append(_render_side_by_side(df, metric, rules, summary, fmt, norm))
     if stale:
         parts.append(f"{stale} stored record(s) were computed on a data file whose checksum has "
-                     f"changed since; they are stale and left out of every table.\n")
+                     f"changed since, or by an earlier revision of their method; they are stale "
+                     f"and left out of every table.\n")
     return "\n".join(parts)
 
 

@@ -480,6 +480,17 @@ def load_failures(results_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["dataset", "method", "params", "error"])
 
 
+def _current_revision(method: str, default: int) -> int:
+    """The revision of a registered method (``UFSSelector.revision``); ``default`` for a method
+    this version does not know (its records are left as they are)."""
+    from ufsbench.methods.base import selector_class
+
+    try:
+        return selector_class(method).revision
+    except UFSBenchError:
+        return default
+
+
 def load_results(results_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     """Every finished record as one tidy DataFrame: a row per (dataset, method, params, count, scoring).
 
@@ -487,8 +498,9 @@ def load_results(results_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     n_features, scoring, n_runs, seed, acc_mean, acc_std, nmi_mean, nmi_std (with the record's NMI
     normalisation, named in ``nmi_normalisation``), nmi_<max|sqrt|arithmetic>_mean, acc_runs,
     fit_time, eval_time (seconds of K-means; 0 when the subset's scores were cached; None in records
-    older than the subset cache), data_checksum, stale (the data file changed since),
-    reconstructed, path.
+    older than the subset cache), data_checksum, revision (the method's revision the record was
+    made with), stale (the data file changed since, or the method was revised since: its
+    selections would differ), reconstructed, path.
     """
     from ufsbench.datasets.registry import current_checksum
 
@@ -513,7 +525,9 @@ def load_results(results_dir: str | os.PathLike | None = None) -> pd.DataFrame:
         for name, value in key["params"].items():
             row[f"param_{name}"] = value
         current = current_checksum(key["dataset"])
-        row["stale"] = current is not None and current != key["data_checksum"]
+        row["revision"] = int(key.get("revision", 0))
+        row["stale"] = ((current is not None and current != key["data_checksum"])
+                        or row["revision"] != _current_revision(key["method"], row["revision"]))
         rows.append(row)
     columns = ["dataset", "method", "params", "n_features", "scoring", "n_runs", "seed",
                "acc_mean", "acc_std", "nmi_mean", "nmi_std", "nmi_normalisation"]

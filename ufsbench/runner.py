@@ -94,15 +94,20 @@ class Task:
     keys: list = field(default_factory=list)
 
     def record_key(self, n_features: int, scoring: str) -> dict:
-        return {"dataset": self.dataset, "data_checksum": self.data_checksum,
-                "method": self.method, "params": self.params, "n_features": int(n_features),
+        return {**self._method_key(), "params": self.params, "n_features": int(n_features),
                 "n_clusters": self.n_clusters, "seed": self.seed, "scoring": scoring,
                 "evaluation": self.protocol.as_key()}
 
     def fit_key(self) -> dict:
-        return {"dataset": self.dataset, "data_checksum": self.data_checksum,
-                "method": self.method, "params": self.params, "n_clusters": self.n_clusters,
+        return {**self._method_key(), "params": self.params, "n_clusters": self.n_clusters,
                 "seed": self.seed}
+
+    def _method_key(self) -> dict:
+        """Data set, checksum and method; plus the method's ``revision`` once it is non-zero."""
+        key = {"dataset": self.dataset, "data_checksum": self.data_checksum,
+               "method": self.method}
+        revision = selector_class(self.method).revision
+        return {**key, "revision": revision} if revision else key
 
     def lock_key(self) -> dict:
         """What a claim covers: the fit and the protocol (not the counts, so that sweeps with

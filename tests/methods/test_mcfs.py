@@ -10,8 +10,8 @@ from sklearn.linear_model import lars_path_gram
 from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
-from ufsbench.methods.mcfs import (best_step, coefficients_for, lars_max_iter, sparse_spectral_coefficients,
-                                   spectral_lars_paths)
+from ufsbench.methods.mcfs import (best_step, coefficients_for, lars_max_iter,
+                                   sparse_spectral_coefficients, spectral_lars_paths)
 from ufsbench.numerics import knn_graph
 from ufsbench.numerics.spectral import generalized_spectral_embedding
 from ufsbench.testing import requires_data
@@ -100,8 +100,9 @@ def test_refit_per_count_is_subset_kind(data):
             sel.top_features(bad)
 
 
-def _session_start_support(X, Y, h, ridge=1e-3):
-    """Frozen copy of MCFS stage 2 + Eq. 5 before the one-fit change (formed Gram, dense path)."""
+def _reference_support(X, Y, h, ridge=1e-3):
+    """MCFS stage 2 + Eq. 5 written independently: scikit-learn's whole lasso path on the formed
+    Gram (no cardinality stop, no scaling), its first step with h non-zeros (Cai's stop)."""
     n, d = X.shape
     gram = X.T @ X
     gram[np.diag_indices(d)] += ridge
@@ -110,10 +111,8 @@ def _session_start_support(X, Y, h, ridge=1e-3):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             _, _, path = lars_path_gram(X.T @ Y[:, j], gram, n_samples=n, method="lasso",
-                                        max_iter=min(4 * h + 20, 8 * d))
-        nnz = np.count_nonzero(path, axis=0)
-        ok = np.flatnonzero(nnz <= h)
-        a = path[:, ok[nnz[ok] == nnz[ok].max()][-1]]
+                                        max_iter=8 * d)
+        a = path[:, np.flatnonzero(np.count_nonzero(path, axis=0) == h)[0]]
         coefs[:, j] = a / np.linalg.norm(a)
     scores = np.abs(coefs).max(axis=1)
     return np.sort(np.lexsort((np.arange(d), -scores))[:h])
@@ -133,9 +132,9 @@ def test_one_fit_serves_every_smaller_count_exactly(weight, n, d):
         assert np.array_equal(one.top_features(h), np.flatnonzero(refit.support_))
         coef, reached = coefficients_for(one._path_steps, h)
         assert np.array_equal(coef, refit.coef_) and np.array_equal(reached, refit.cardinality_)
-        if d <= n:   # the formed-Gram path is the session-start computation itself
+        if d <= n:   # the formed-Gram path: the same arithmetic as the reference
             assert np.array_equal(refit.top_features(h),
-                                  _session_start_support(X, refit.embedding_, h))
+                                  _reference_support(X, refit.embedding_, h))
 
 
 @pytest.mark.parametrize("solver", ["implicit", "gram"])
@@ -146,18 +145,19 @@ def test_shorter_path_is_a_bitwise_prefix(solver):
     long = spectral_lars_paths(X, Y, 40, solver=solver)
     for h in (2, 9, 25):
         for short, full in zip(spectral_lars_paths(X, Y, h, solver=solver), long):
-            assert len(short) == min(len(full), lars_max_iter(h, 70) + 1)
+            # the short path ends at its first step with h non-zeros
+            assert short.nnz()[-1] == h and np.all(short.nnz()[:-1] < h)
             for s in range(len(short)):
                 assert np.array_equal(short.coef(s), full.coef(s))
 
 
 def test_implicit_and_gram_select_the_same_subsets_for_every_count():
-    # The runner's one fit at H = 30 on the implicit path against the session-start form.
+    # The runner's one fit at H = 30 on the implicit path against the formed-Gram reference.
     X = make_synthetic(n_samples=40, n_features=150, n_informative=6, n_clusters=3,
                        separation=1.0, random_state=7).X
     one = make_selector("mcfs", n_clusters=3, n_features_to_select=30).fit(X)
     for h in (5, 10, 20, 30):
-        assert np.array_equal(one.top_features(h), _session_start_support(X, one.embedding_, h))
+        assert np.array_equal(one.top_features(h), _reference_support(X, one.embedding_, h))
 
 
 def test_bad_parameters(data):
@@ -227,15 +227,47 @@ def test_large_n_path_selects_the_same_features(data, monkeypatch):
     np.testing.assert_allclose(large.scores_, dense.scores_, atol=1e-7)
 
 
-def test_best_step_only_looks_at_the_steps_a_fit_for_h_runs():
-    # A count served from a longer path must ignore the steps beyond its own 4h + 20: here the
-    # longer path returns to one non-zero at step 40, after the 24 steps a fit with h = 1 runs.
+def test_best_step_is_the_first_arrival_at_the_count():
+    # Cai's lars.m run for h stops at its first step with h variables: later returns to h (after
+    # drops) and anything beyond that first arrival must not matter.
     nnz = np.r_[np.arange(30), np.full(10, 3), 1, np.arange(2, 20)]
-    assert lars_max_iter(1, 1000) == 24
-    assert best_step(nnz, 1, 1000) == 1
-    assert best_step(nnz, 2, 1000) == 2
-    assert best_step(nnz, 3, 1000) == 32           # the plateau of 3 runs to 39; h = 3 runs 32
-    assert best_step(nnz[:25], 1, 1000) == best_step(nnz, 1, 1000)
+    assert best_step(nnz, 1) == 1
+    assert best_step(nnz, 3) == 3                    # not the plateau of 3 at steps 30-39
+    assert best_step(nnz, 25) == 25
+    assert best_step(nnz[:4], 3) == best_step(nnz, 3)
+    # a path that ends below h: the last step with its largest count
+    assert best_step(np.array([0, 1, 2, 3, 2, 3, 2]), 5) == 5
+    # a count skipped (two variables at once): the last step below it before the jump
+    assert best_step(np.array([0, 1, 2, 4, 3, 4, 5]), 3) == 2
+
+
+def test_lars_max_iter_does_not_depend_on_the_count():
+    # the cap must be the same for every h, or a path run for h would not be a prefix of one
+    # run for H (the cardinality stop is what ends the paths)
+    assert lars_max_iter(1000) == 8000
+
+
+@pytest.mark.parametrize("solver", ["implicit", "gram"])
+def test_path_stops_at_the_first_arrival_even_after_many_drops(solver):
+    # A response no sparse model fits (noise on correlated columns) makes the lasso drop
+    # variables often, so the count arrives after more than 2h + 20 steps: the gram solver
+    # must extend its run (doubling) and still stop exactly at the first arrival.
+    rng = np.random.default_rng(11)
+    n, d = (40, 120) if solver == "implicit" else (200, 60)
+    base = rng.standard_normal((n, 8))
+    X = base @ rng.standard_normal((8, d)) + 0.05 * rng.standard_normal((n, d))
+    y = rng.standard_normal(n)
+    full = spectral_lars_paths(X, y[:, None], 10 ** 6, solver=solver)[0]   # no stop reached
+    nnz = full.nnz()
+    late = [h for h in range(1, nnz.max() + 1)
+            if np.any(nnz == h) and np.flatnonzero(nnz >= h)[0] > 2 * h + 20]
+    assert late, "the data must make some count arrive late"
+    for h in late[:3] + [int(nnz.max() // 2)]:
+        first = int(np.flatnonzero(nnz >= h)[0])
+        (short,) = spectral_lars_paths(X, y[:, None], h, solver=solver)
+        assert len(short) == first + 1
+        for step in range(len(short)):
+            assert np.array_equal(short.coef(step), full.coef(step))
 
 
 def test_counts_above_the_reachable_cardinality_without_ridge():
@@ -268,7 +300,7 @@ def test_scaled_path_reaches_the_count_with_the_same_steps(solver):
     xy = X.T @ y
     s = path_scale(xy, n)
     assert s > 1 and np.log2(s) == int(np.log2(s))
-    max_iter = lars_max_iter(h, d)
+    max_iter = 4 * h + 20        # an unscaled path stopped by alpha long before h non-zeros
     if solver == "implicit":
         plain = lasso_lars_ridge_path(X, xy, 1e-3, n_samples=n, max_iter=max_iter)
     else:

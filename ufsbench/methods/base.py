@@ -56,6 +56,11 @@ class UFSSelector(SelectorMixin, BaseEstimator):
     #: :meth:`top_features`, the exact subset a fit with any h <= H would select (e.g. a path
     #: whose shorter runs are its prefixes). A method declaring it implements ``_subset_for``.
     one_fit_serves_counts: ClassVar[bool] = False
+    #: Raised whenever a change of the method alters what its fits select (a decision taken
+    #: differently, not round-off). The runner puts it in the record keys when it is non-zero,
+    #: so records of an earlier revision in a store are not served as current; revision 0
+    #: leaves the keys as they always were.
+    revision: ClassVar[int] = 0
 
     def fit(self, X, y=None):
         """Fit on X (n_samples, n_features). ``y`` is ignored: selectors never see labels."""

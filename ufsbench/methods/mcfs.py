@@ -17,10 +17,10 @@ from ufsbench.numerics.lars import SparseLarsPath, lasso_lars_ridge_path
 from ufsbench.numerics.spectral import generalized_spectral_embedding
 
 
-def lars_max_iter(cardinality: int, n_features: int) -> int:
-    """Path steps run for a target cardinality (lasso steps may drop variables, so the path can
-    be longer than the cardinality)."""
-    return min(4 * cardinality + 20, 8 * n_features)
+def lars_max_iter(n_features: int) -> int:
+    """Safety cap on the steps of one path (lasso steps may drop variables, so a path is longer
+    than its cardinality; it normally ends at the cardinality stop long before this)."""
+    return 8 * n_features
 
 
 #: alpha_0 of every path is scaled to at least this (see :func:`path_scale`).
@@ -47,18 +47,20 @@ def path_scale(xy: np.ndarray, n_samples: int) -> float:
 
 def spectral_lars_paths(X: np.ndarray, Y: np.ndarray, cardinality: int, ridge: float = 1e-3,
                         solver: str = "auto") -> list[SparseLarsPath]:
-    """The LARS-lasso path of every column y_k of Y on X, run for ``cardinality`` (stage 2).
+    """The LARS-lasso path of every column y_k of Y on X, up to ``cardinality`` non-zeros (stage 2).
 
     For each k the lasso path of min ||y_k - X a||^2 + ridge ||a||^2 (+ l1) is traced by LARS
-    with the lasso modification on the Gram matrix X^T X + ridge I (Cai's ``SR.m``) for
-    :func:`lars_max_iter` steps, with y_k scaled by :func:`path_scale` so that no absolute alpha
-    threshold ends it before the cardinality is reached. The path for a smaller cardinality is a
-    prefix of this one, bit for bit: LARS only stops earlier (tests check it for both solvers).
+    with the lasso modification on the Gram matrix X^T X + ridge I (Cai's ``SR.m``) until the
+    first step with ``cardinality`` non-zeros (Cai's ``lars.m`` stop), with y_k scaled by
+    :func:`path_scale` so that no absolute alpha threshold ends it before. The path for a
+    smaller cardinality is a prefix of this one, bit for bit (tests check it for both solvers).
 
-    ``solver``: ``"gram"`` forms the d x d Gram and runs scikit-learn's ``lars_path_gram``;
-    ``"implicit"`` runs :func:`ufsbench.numerics.lars.lasso_lars_ridge_path`, the same path
-    without the Gram (O(n d) per step, O(n d) memory); ``"auto"`` = implicit when d > n, else
-    gram (see the class docstring for the measurements behind the switch).
+    ``solver``: ``"gram"`` forms the d x d Gram and runs scikit-learn's ``lars_path_gram``
+    (which has no cardinality stop: it is run for 2h + 20 steps, doubled until the count is
+    reached or the path ends, and cut at the count -- a longer run repeats the shorter one's
+    steps bit for bit); ``"implicit"`` runs :func:`ufsbench.numerics.lars.lasso_lars_ridge_path`,
+    the same path without the Gram (O(n d) per step, O(n d) memory); ``"auto"`` = implicit when
+    d > n, else gram (see the class docstring for the measurements behind the switch).
     """
     n, d = X.shape
     if solver not in ("auto", "gram", "implicit"):
@@ -67,30 +69,46 @@ def spectral_lars_paths(X: np.ndarray, Y: np.ndarray, cardinality: int, ridge: f
         solver = "implicit" if d > n else "gram"
     XY = X.T @ Y
     XY *= [path_scale(XY[:, j], n) for j in range(XY.shape[1])]
-    max_iter = lars_max_iter(cardinality, d)
+    cap = lars_max_iter(d)
     if solver == "implicit":
-        return [lasso_lars_ridge_path(X, XY[:, j], ridge, n_samples=n, max_iter=max_iter)
-                for j in range(Y.shape[1])]
+        return [lasso_lars_ridge_path(X, XY[:, j], ridge, n_samples=n, max_iter=cap,
+                                      stop_nnz=cardinality) for j in range(Y.shape[1])]
     gram = X.T @ X
     gram[np.diag_indices(d)] += ridge
-    paths = []
-    for j in range(Y.shape[1]):
+    return [_gram_path_to_cardinality(XY[:, j], gram, n, cardinality, cap)
+            for j in range(Y.shape[1])]
+
+
+def _gram_path_to_cardinality(xy, gram, n_samples, cardinality, cap) -> SparseLarsPath:
+    """``lars_path_gram`` up to the first step with ``cardinality`` non-zeros (see above)."""
+    max_iter = min(2 * cardinality + 20, cap)
+    while True:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            alphas, _, path = lars_path_gram(XY[:, j], gram, n_samples=n, method="lasso",
-                                             max_iter=max_iter)
-        paths.append(SparseLarsPath.from_dense(alphas, path))
-    return paths
+            alphas, _, dense = lars_path_gram(xy, gram, n_samples=n_samples, method="lasso",
+                                              max_iter=max_iter)
+        nnz = np.count_nonzero(dense, axis=0)
+        reached = np.flatnonzero(nnz >= cardinality)
+        if reached.size:                       # cut at the cardinality stop
+            end = int(reached[0]) + 1
+            return SparseLarsPath.from_dense(alphas[:end], dense[:, :end])
+        if dense.shape[1] <= max_iter or max_iter >= cap:   # ended before max_iter, or capped
+            return SparseLarsPath.from_dense(alphas, dense)
+        max_iter = min(2 * max_iter, cap)
 
 
-def best_step(nnz: np.ndarray, cardinality: int, n_features: int) -> int:
-    """The step MCFS takes from a path run for ``cardinality``: the *last* step with the largest
-    number of non-zeros <= cardinality (exactly the cardinality whenever the path reaches it),
-    among the first ``lars_max_iter(cardinality) + 1`` steps -- all of a path run for it, the
-    same prefix of a longer one."""
-    nnz = nnz[: lars_max_iter(cardinality, n_features) + 1]
-    ok = np.flatnonzero(nnz <= cardinality)
-    return int(ok[nnz[ok] == nnz[ok].max()][-1])
+def best_step(nnz: np.ndarray, cardinality: int) -> int:
+    """The step MCFS takes for ``cardinality`` h: the *first* step with h non-zeros, where a
+    path run for h stops (Cai's ``lars.m`` with its cardinality stop, as ``MCFS_p.m`` run for
+    h). A path that ends below h (no ridge and h > n, or d < h) gives its last step with the
+    largest number of non-zeros. Only the steps up to the first with >= h non-zeros are looked
+    at: all of a path run for h, the same prefix of a longer one."""
+    nnz = np.asarray(nnz)
+    over = np.flatnonzero(nnz >= cardinality)
+    if over.size and nnz[over[0]] == cardinality:
+        return int(over[0])
+    head = nnz[: over[0]] if over.size else nnz
+    return int(np.flatnonzero(head == head.max())[-1])
 
 
 class CardinalityCoefficients:
@@ -103,14 +121,14 @@ class CardinalityCoefficients:
     def __init__(self, path: SparseLarsPath, max_cardinality: int):
         self.n_features, self.max_cardinality = path.n_features, max_cardinality
         self.nnz = path.nnz()
-        steps = {best_step(self.nnz, h, self.n_features) for h in range(1, max_cardinality + 1)}
+        steps = {best_step(self.nnz, h) for h in range(1, max_cardinality + 1)}
         self.kept = {s: (path.active[s], path.coefs[s]) for s in steps}
 
     def coef(self, cardinality: int) -> tuple[np.ndarray, int]:
         """(a / ||a||, its number of non-zeros) at the step taken for ``cardinality``."""
         if not 1 <= cardinality <= self.max_cardinality:
             raise ValueError(f"cardinality {cardinality} outside 1..{self.max_cardinality}")
-        step = best_step(self.nnz, cardinality, self.n_features)
+        step = best_step(self.nnz, cardinality)
         a = np.zeros(self.n_features)
         active, values = self.kept[step]
         a[active] = values
@@ -131,11 +149,10 @@ def sparse_spectral_coefficients(X: np.ndarray, Y: np.ndarray, cardinality: int,
     """Stage 2 of MCFS: one LARS-lasso regression of every column y_k of Y on X.
 
     The coefficient vector taken from each path (:func:`spectral_lars_paths`) is the one at the
-    *last* path step with exactly ``cardinality`` non-zeros, rescaled to unit l2 norm. If the
-    path never has that many non-zeros within its steps (without ridge when h > n, or when
-    variables keep leaving and re-entering), the last step with the largest cardinality below it
-    is taken. Returns A (d, K) and the cardinality reached per
-    column.
+    *first* path step with exactly ``cardinality`` non-zeros (:func:`best_step`), rescaled to
+    unit l2 norm. If the path never reaches that many non-zeros (without ridge when h > n), the
+    last step with the largest cardinality below it is taken. Returns A (d, K) and the
+    cardinality reached per column.
     """
     paths = spectral_lars_paths(X, Y, cardinality, ridge, solver)
     return coefficients_for([CardinalityCoefficients(p, cardinality) for p in paths],
@@ -164,10 +181,10 @@ class MCFS(UFSSelector):
       so the subsets for different h need not be nested, as in Cai's code; FSASL's variant (one
       fit at max h, truncated) is not used. ``scores_`` is still set. But one fit serves every
       h <= H exactly (``one_fit_serves_counts``): the embedding does not depend on h, and the
-      path run for h (``4h + 20`` steps) is a bitwise prefix of the path run for H, so the step
-      a fit with h takes ("last step with h non-zeros among its first 4h + 20 steps") is found
-      on the stored path. ``top_features(h)`` returns that subset (the same bits as a refit with
-      ``n_features_to_select = h``: tests compare both), and the runner fits once per setting.
+      path run for h (up to its first step with h non-zeros) is a bitwise prefix of the path run
+      for H, so the step a fit with h takes is found on the stored path. ``top_features(h)``
+      returns that subset (the same bits as a refit with ``n_features_to_select = h``: tests
+      compare both), and the runner fits once per setting.
     * LARS *with the lasso modification* (variables may leave the active set) on the Gram matrix
       X^T X + ``ridge`` I with ``ridge = 1e-3`` (Cai's ``SR.m``); the ridge is what lets the path
       reach h >= n non-zeros. Cai's ``lars.m`` runs until h variables are active; scikit-learn's
@@ -175,14 +192,17 @@ class MCFS(UFSSelector):
       ended the small-n paths at 102-214 non-zeros (allaml, srbct, lymphoma, pix10p,
       prostate_ge, jaffe, pie10p), so that higher counts were filled by zero scores. Each y_k is
       therefore scaled by a power of two first (:func:`path_scale`, exact: the same steps, the
-      same unit-norm coefficients), and the path goes on to h non-zeros as Cai's does. Cai's rule
-      of counting the active set (not the non-zeros) and of stopping at the largest requested
-      count was compared too: it picks the same steps except the first arrival at the largest
-      count (Jaccard >= 0.98 at h = 300 on orl and coil20), so it is not copied: it would make a
-      count's subset depend on the largest count asked for. X is neither centred nor scaled and
-      there is no intercept. The
-      coefficient vector at the *last* path step with exactly h non-zeros is taken and rescaled
-      to unit l2 norm before the max. The score is max_k |a_{k,j}| with the absolute value
+      same unit-norm coefficients), and the path goes on to h non-zeros as Cai's does.
+    * Which step of the path: the *first* with h non-zeros, where the path stops. This is the
+      paper's "specify the cardinality" and what Cai's ``lars.m`` returns when ``MCFS_p.m`` is
+      run for h (its stop: ``vars >= h``). Run with a list of counts, Cai's ``SR.m`` instead
+      stops at the largest and takes, for each smaller h, the *last* step with h non-zeros
+      before it, so a count's subset depends on the largest count asked for; not copied. (Until
+      commit 0455faf we took the last step with h non-zeros among the first 4h + 20 steps, an
+      approximation of that list rule which ran each path to 4h + 20 steps, ~2x the steps the
+      first arrival needs: 490-690 at h = 300 on prostate_ge, pix10p and coil20 against 1220.)
+      X is neither centred nor scaled and there is no intercept. The coefficient vector is
+      rescaled to unit l2 norm before the max. The score is max_k |a_{k,j}| with the absolute value
       (skfeature forgets it).
     * How the LARS path is computed (speed only; same path): for d > n the Gram X^T X + ridge I
       is never formed. ``ufsbench.numerics.lars.lasso_lars_ridge_path`` runs LARS-lasso on the
@@ -212,6 +232,8 @@ class MCFS(UFSSelector):
 
     selection_kind = "subset"
     one_fit_serves_counts = True
+    #: 1: the first step with h non-zeros (was: the last among the first 4h + 20 steps).
+    revision = 1
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, k=5,
                  weight="heat", sigma=None, n_eigenvectors=None, ridge=1e-3):

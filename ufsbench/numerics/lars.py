@@ -202,14 +202,18 @@ class _Scratch:
 
 def lasso_lars_ridge_path(X: np.ndarray, Xy: np.ndarray, ridge: float = 0.0, *,
                           n_samples: int | None = None, max_iter: int = 500,
-                          eps: float = np.finfo(float).eps) -> SparseLarsPath:
+                          eps: float = np.finfo(float).eps,
+                          stop_nnz: int | None = None) -> SparseLarsPath:
     """The LARS-lasso path for the Gram X^T X + ridge I and correlations Xy, Gram never formed.
 
     Equivalent to ``lars_path_gram(Xy, X.T @ X + ridge * np.eye(d), n_samples=n_samples,
     method="lasso", max_iter=max_iter, eps=eps)`` up to round-off (see the module docstring);
     ``Xy`` is normally ``X.T @ y``. ``n_samples`` (default: rows of X) only scales the alphas and
     the stopping threshold alpha <= float32 eps, as in scikit-learn. ``max_iter`` only truncates:
-    the path with a smaller ``max_iter`` is a prefix of this one, bit for bit.
+    the path with a smaller ``max_iter`` is a prefix of this one, bit for bit. ``stop_nnz``
+    (not in scikit-learn) ends the path at the first step with at least that many non-zero
+    coefficients (the cardinality stop of Efron et al.'s and Cai's ``lars.m``); it truncates
+    the same way: the path is the prefix of the unstopped one up to that step.
     """
     X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
@@ -305,6 +309,8 @@ def lasso_lars_ridge_path(X: np.ndarray, Xy: np.ndarray, ridge: float = 0.0, *,
         coef = coef + gamma_ * least_squares
         steps_active.append(indices[:n_active].copy())
         steps_coef.append(coef.copy())
+        if stop_nnz is not None and np.count_nonzero(coef) >= stop_nnz:
+            break
         Cov -= np.multiply(corr_eq_dir, gamma_, out=corr_eq_dir)
 
         if drop:
