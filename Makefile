@@ -7,6 +7,9 @@ JOBS ?= -1
 # LAUNCHER=dask SCHEDULER=tcp://host:8786 runs the fits on a dask.distributed cluster.
 LAUNCHER ?= local
 SCHEDULER ?=
+# METHODS="mcfs" reruns only those methods' sweeps (e.g. after a method's revision); the
+# reports still cover every method in the store.
+METHODS ?=
 PROFILE ?= small
 
 .PHONY: install test test-slow reproduce-tables bench lint smoke-all
@@ -22,7 +25,8 @@ test-slow:
 
 reproduce-tables:
 	$(PYTHON) scripts/reproduce_tables.py --paper $(PAPER) --thin $(THIN) --n-jobs $(JOBS) \
-		--launcher $(LAUNCHER) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+		--launcher $(LAUNCHER) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) \
+		$(if $(METHODS),--methods $(METHODS))
 
 # `make bench` = the small profile (minutes); `make bench PROFILE=full` = the issue's sizes (hours).
 bench:

@@ -8,6 +8,7 @@ Thin command-line wrapper around ufsbench.reproduce (the logic lives there). Exa
     python scripts/reproduce_tables.py --profile quick        # CI smoke run, a few minutes
     python scripts/reproduce_tables.py --paper scfs --datasets lymphoma --thin 2
     python scripts/reproduce_tables.py --paper all --report-only   # reports from the store only
+    python scripts/reproduce_tables.py --paper all --methods mcfs  # rerun one method, report all
     python scripts/reproduce_tables.py --plan --paper all     # how many settings, how many done
     python scripts/reproduce_tables.py --plan --probe 2 --paper all   # ... costed by the code now
     python scripts/reproduce_tables.py --transcribe ../shared/paper-tables/results.csv
@@ -43,6 +44,9 @@ def parse_args(argv):
                              "cluster's; default this machine's)")
     parser.add_argument("--datasets", nargs="+", default=None,
                         help="restrict to these data sets (published or registry ids)")
+    parser.add_argument("--methods", nargs="+", default=None,
+                        help="run only these methods (registry ids, e.g. mcfs), as after a "
+                             "method's revision; the reports still cover every stored method")
     parser.add_argument("--thin", type=int, default=1,
                         help="keep every THIN-th grid value (plus the default): a reduced grid")
     parser.add_argument("--report-only", action="store_true",
@@ -90,9 +94,10 @@ def main(argv=None) -> int:
                 costs = reproduce.probe_costs(names, results_dir, args.data_dir, args.thin,
                                               args.datasets, per_pair=args.probe,
                                               n_jobs=args.n_jobs, launch=launch,
-                                              log=lambda msg: print(msg, file=sys.stderr))
+                                              log=lambda msg: print(msg, file=sys.stderr),
+                                              only_methods=args.methods)
             plan = reproduce.plan_summary(names, results_dir, args.data_dir, args.thin,
-                                          args.datasets, costs=costs)
+                                          args.datasets, costs=costs, only_methods=args.methods)
             print(plan.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
             print(reproduce.plan_totals(plan, cores=args.cores))
             return 0
@@ -101,7 +106,8 @@ def main(argv=None) -> int:
         reproduce.reproduce(names, results_dir, args.out_dir, n_jobs=args.n_jobs,
                             data_dir=args.data_dir, thin=args.thin, only_datasets=args.datasets,
                             run=not args.report_only, command=command.strip(),
-                            log=lambda msg: print(msg, file=sys.stderr), launch=launch)
+                            log=lambda msg: print(msg, file=sys.stderr), launch=launch,
+                            only_methods=args.methods)
     except UFSBenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -445,3 +445,29 @@ def test_reproduction_on_a_dask_cluster_writes_the_local_records(tmp_path, monke
         return {json.dumps(r["key"], sort_keys=True): (r["acc"], r["nmi"], r["selected"])
                 for r in ResultStore(store).iter_records()}
     assert records(tmp_path / "local") == records(tmp_path / "dask")
+
+
+def test_methods_option_runs_only_those_methods_and_reports_every_stored_one(tmp_path,
+                                                                            monkeypatch):
+    """A rerun of one method (e.g. after its revision) leaves the others' sweeps alone, and the
+    report still shows every method in the store."""
+    exp = tiny_experiment(feature_counts=[10], datasets={"syn": "synthetic"},
+                          rows=[{"row": "allfeatures", "method": "allfeatures"},
+                                {"row": "ls", "method": "ls", "grid": {"weight": ["heat"]},
+                                 "default": {"weight": "heat"}}])
+    monkeypatch.setattr(rp, "load_experiment", lambda name: exp)
+    monkeypatch.setattr(rp, "load_published", lambda exp: tiny_published(), raising=False)
+    runs, out = tmp_path / "runs", tmp_path / "out"
+    rp.reproduce(["t"], str(runs), out, n_jobs=1, only_methods=["allfeatures"],
+                 log=lambda msg: None)
+    assert set(load_results(runs)["method"]) == {"allfeatures"}
+    plan = rp.plan_summary(["t"], str(runs), only_methods=["ls"])
+    assert set(plan["method"]) == {"ls"} and plan["done"].sum() == 0
+    rp.reproduce(["t"], str(runs), out, n_jobs=1, only_methods=["ls"], log=lambda msg: None)
+    assert set(load_results(runs)["method"]) == {"allfeatures", "ls"}
+    report = (out / "t.md").read_text()
+    assert "only ls run" in report
+    cells = pd.read_csv(out / "cells.csv")
+    assert {"allfeatures", "ls"} <= set(cells.dropna(subset=["ours_mean"])["method"])
+    with pytest.raises(UFSBenchError, match="not in the T experiment; its methods: allfeatures, ls"):
+        rp.reproduce(["t"], str(runs), out, n_jobs=1, only_methods=["mcfs"], log=lambda m: None)

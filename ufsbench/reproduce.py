@@ -249,16 +249,31 @@ def selected_datasets(exp: dict, only=None) -> dict:
     return pairs
 
 
+def selected_methods(exp: dict, only=None) -> dict:
+    """The experiment with its rows restricted to the methods ``only`` (registry ids, e.g.
+    ``mcfs``): what a rerun of one method runs. Unchanged when ``only`` is empty."""
+    if not only:
+        return exp
+    known = sorted({row["method"] for row in exp["rows"]})
+    unknown = [m for m in only if m not in known]
+    if unknown:
+        raise UFSBenchError(f"method(s) {', '.join(unknown)} are not in the {exp['paper']} "
+                            f"experiment; its methods: {', '.join(known)}")
+    return {**exp, "rows": [row for row in exp["rows"] if row["method"] in only]}
+
+
 def run_experiment(exp: dict, results_dir: str, n_jobs: int = -1, data_dir=None, seed: int = 0,
-                   thin: int = 1, only_datasets=None, log=print, launch: dict | None = None
-                   ) -> dict:
-    """Run every pending sweep of an experiment; returns per-data-set runner statistics.
+                   thin: int = 1, only_datasets=None, log=print, launch: dict | None = None,
+                   only_methods=None) -> dict:
+    """Run every pending sweep of an experiment (of its ``only_methods`` if given); returns
+    per-data-set runner statistics.
 
     ``launch`` holds the runner's ``backend`` and ``scheduler`` (e.g. ``{"backend": "dask",
     "scheduler": "tcp://host:8786"}``: the sweeps go to a dask cluster); default this machine."""
     from ufsbench.datasets import load_dataset
     from ufsbench.runner import run_sweep
 
+    exp = selected_methods(exp, only_methods)
     stats = {}
     for published_id, name in selected_datasets(exp, only_datasets).items():
         if dataset_gap(name, data_dir):
@@ -788,9 +803,11 @@ def write_cells_csv(out_dir: Path, fallback: str = "quick") -> Path:
 # -- the whole pipeline ----------------------------------------------------------------------
 def reproduce(names: list[str], results_dir: str, out_dir: str | os.PathLike, n_jobs: int = -1,
               data_dir=None, thin: int = 1, only_datasets=None, run: bool = True,
-              command: str = "", log=print, launch: dict | None = None) -> list[Path]:
+              command: str = "", log=print, launch: dict | None = None,
+              only_methods=None) -> list[Path]:
     """Run (unless ``run`` is false) and report each named experiment; returns files written.
-    ``launch``: where the sweeps run (:func:`run_experiment`)."""
+    ``launch``: where the sweeps run (:func:`run_experiment`); ``only_methods``: run only these
+    methods' sweeps (the reports still cover every method in the store)."""
     from ufsbench.results import load_failures, load_results
 
     written = []
@@ -798,7 +815,8 @@ def reproduce(names: list[str], results_dir: str, out_dir: str | os.PathLike, n_
         exp = load_experiment(name)
         start = time.perf_counter()
         stats = run_experiment(exp, results_dir, n_jobs, data_dir, thin=thin,
-                               only_datasets=only_datasets, log=log, launch=launch) if run else {}
+                               only_datasets=only_datasets, log=log, launch=launch,
+                               only_methods=only_methods) if run else {}
         wall = time.perf_counter() - start
         df = load_results(results_dir)
         if len(df):
@@ -807,7 +825,7 @@ def reproduce(names: list[str], results_dir: str, out_dir: str | os.PathLike, n_
                                            only_datasets=only_datasets),
                               load_failures(results_dir))
         figure = figure_table(exp, df, thin, data_dir) if exp.get("figure") and len(df) else None
-        header = run_header(command, wall, thin, only_datasets, run, stats)
+        header = run_header(command, wall, thin, only_datasets, run, stats, only_methods)
         written += write_outputs(exp, cells, Path(out_dir), header, thin, figure)
         log(f"{exp['paper']}: wrote {Path(out_dir) / exp['name']}.md ({wall:.0f} s)")
     return written
@@ -832,7 +850,7 @@ def note_failures(exp: dict, cells: pd.DataFrame, failures: pd.DataFrame) -> pd.
 
 
 def run_header(command: str, wall: float, thin: int, only_datasets, ran: bool,
-               stats: dict | None = None) -> dict:
+               stats: dict | None = None, only_methods=None) -> dict:
     from ufsbench.runner import environment
 
     header = {"command": f"`{command}`" if command else "(library call)",
@@ -846,10 +864,12 @@ def run_header(command: str, wall: float, thin: int, only_datasets, ran: bool,
                                  f"{sum(s['skipped'] for s in stats.values())} of "
                                  f"{sum(s['tasks'] for s in stats.values())} parameter settings "
                                  f"were already in the store (resumed)")
-    if thin > 1 or only_datasets:
+    if thin > 1 or only_datasets or (ran and only_methods):
         header["restricted run"] = ", ".join(filter(None, [
             f"grids thinned to {thin_text(thin)}" if thin > 1 else "",
-            f"data sets: {', '.join(only_datasets)}" if only_datasets else ""]))
+            f"data sets: {', '.join(only_datasets)}" if only_datasets else "",
+            f"only {', '.join(only_methods)} run (the tables show every method in the store)"
+            if ran and only_methods else ""]))
     return header
 
 
@@ -866,7 +886,8 @@ def experiment_names(paper: str, profile: str) -> list[str]:
 
 
 def plan_summary(names: list[str], results_dir: str, data_dir=None, thin: int = 1,
-                 only_datasets=None, costs: dict | None = None) -> pd.DataFrame:
+                 only_datasets=None, costs: dict | None = None,
+                 only_methods=None) -> pd.DataFrame:
     """Settings per (experiment, data set, method), how many are already finished, and the cost
     of the rest: ``costs`` (e.g. from :func:`probe_costs`) where given, else the store's
     measured cost per setting."""
@@ -874,7 +895,7 @@ def plan_summary(names: list[str], results_dir: str, data_dir=None, thin: int = 
 
     rows, counted = [], set()
     for name, dataset, tasks in present_experiment_tasks(names, results_dir, data_dir, thin,
-                                                         only_datasets):
+                                                         only_datasets, only_methods):
         for task in tasks:
             # A setting two papers share (same data, method, parameters, protocol) runs once.
             key = json.dumps(task.lock_key(), sort_keys=True, default=str)
@@ -982,7 +1003,8 @@ def spread_sample(items: list, k: int) -> list:
 
 def probe_costs(names: list[str], results_dir: str, data_dir=None, thin: int = 1,
                 only_datasets=None, per_pair: int = 2, n_jobs: int = -1,
-                log=print, launch: dict | None = None) -> dict[tuple[str, str], dict[str, float]]:
+                log=print, launch: dict | None = None,
+                only_methods=None) -> dict[tuple[str, str], dict[str, float]]:
     """Measure what the code running now costs per setting: run ``per_pair`` pending settings
     of every (data set, method) -- spread over its grid (:func:`spread_sample`), since the cost
     varies with the weights -- through the normal runner, and return the mean core-seconds per setting
@@ -995,7 +1017,7 @@ def probe_costs(names: list[str], results_dir: str, data_dir=None, thin: int = 1
 
     start = time.time()
     for name, dataset, tasks in present_experiment_tasks(names, results_dir, data_dir, thin,
-                                                         only_datasets):
+                                                         only_datasets, only_methods):
         by_method: dict[str, list] = {}
         for task in tasks:
             if not task_is_done(task, dataset.n_features):
@@ -1010,12 +1032,13 @@ def probe_costs(names: list[str], results_dir: str, data_dir=None, thin: int = 1
 
 
 def present_experiment_tasks(names: list[str], results_dir: str, data_dir=None, thin: int = 1,
-                             only_datasets=None):
-    """(experiment name, data set, its runner tasks) for every data set present on this machine."""
+                             only_datasets=None, only_methods=None):
+    """(experiment name, data set, its runner tasks) for every data set present on this machine
+    (of ``only_methods`` if given)."""
     from ufsbench.datasets import load_dataset
 
     for name in names:
-        exp = load_experiment(name)
+        exp = selected_methods(load_experiment(name), only_methods)
         for reg in selected_datasets(exp, only_datasets).values():
             if not dataset_gap(reg, data_dir):
                 dataset = load_dataset(reg, data_dir=data_dir, download=False)
