@@ -38,3 +38,24 @@ def test_extreme_regularisation_ratio_still_solves():
     assert np.all(np.isfinite(W))
     # The limit of the regularised solution: X W ~ B (interpolation, n < d).
     assert np.linalg.norm(X @ W - B) / np.linalg.norm(B) < 1e-3
+
+
+@pytest.mark.parametrize("metric", ["none", "diagonal", "dense"])
+def test_dual_form_equals_the_primal_system(metric):
+    # the n x n push-through forms (symmetric syrk form for M = I or diagonal; M K + I for a
+    # dense metric) must solve the d x d system (X^T M X + R) W = X^T B
+    from ufsbench.numerics.gram_solve import solve_weighted_gram_plus_diag
+
+    rng = np.random.default_rng(3)
+    n, d = 25, 70
+    X, B = rng.normal(size=(n, d)), rng.normal(size=(n, 3))
+    reg = rng.uniform(0.5, 2.0, size=d)
+    M = {"none": None, "diagonal": rng.uniform(0.2, 3.0, size=n),
+         "dense": np.eye(n) + 0.1 * (lambda Q: Q @ Q.T)(rng.normal(size=(n, n)))}[metric]
+    W = solve_gram_plus_diag(X, B, reg, M, method="dual")
+    Mx = X if M is None else (M[:, None] * X if np.ndim(M) == 1 else M @ X)
+    np.testing.assert_allclose((X.T @ Mx + np.diag(reg)) @ W, X.T @ B, atol=1e-10)
+    np.testing.assert_allclose(W, solve_gram_plus_diag(X, B, reg, M, method="primal"),
+                               rtol=1e-9, atol=1e-12)
+    if metric != "dense":   # RUFS's weighted solver is the same symmetric form, bit for bit
+        assert np.array_equal(W, solve_weighted_gram_plus_diag(X, B, reg, M, method="dual"))

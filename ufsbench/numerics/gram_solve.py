@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ufsbench.cache import cached_call
-from ufsbench.numerics.irls import solve_psd
+from ufsbench.numerics.irls import solve_psd, solve_push_through
 
 
 def data_gram(X: np.ndarray) -> np.ndarray:
@@ -78,15 +78,4 @@ def solve_weighted_gram_plus_diag(X: np.ndarray, B: np.ndarray, reg: np.ndarray,
         return solve_psd(A, X.T @ B)
     if method != "dual":
         raise ValueError(f"unknown method {method!r}; use 'auto', 'primal' or 'dual'")
-    # (X^T M X + R)^{-1} X^T = R^{-1} X^T M^{1/2} (M^{1/2} X R^{-1} X^T M^{1/2} + I)^{-1} M^{-1/2},
-    # the symmetric n x n form of the push-through identity.
-    Z = X / np.sqrt(reg)[None, :]                       # M^{1/2} X R^{-1/2}
-    if s is not None:
-        Z *= s[:, None]
-        B = B / s[:, None]
-    A = Z @ Z.T                                         # (syrk)
-    A[np.diag_indices(n)] += 1.0
-    Y = solve_psd(A, B)
-    if s is not None:
-        Y *= s[:, None]
-    return (X.T @ Y) / reg[:, None]                     # R^{-1} X^T Y, no n x d temporary
+    return solve_push_through(X, B, reg, weights)     # the symmetric n x n form (syrk)
