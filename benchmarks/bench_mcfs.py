@@ -4,7 +4,10 @@ Section ``sweep`` (default), per data set, the feature counts of its config (six
 
 * before = the session-start code (commit ``0df8ac1``: ``methods/mcfs.py`` and
   ``numerics/lars.py`` read with ``git show`` and imported by path), refitted per count as the
-  runner did: six fits;
+  runner did: six fits. Its paths stop at 4h + 20 steps (or earlier, at scikit-learn's absolute
+  alpha threshold) and take the last step with h non-zeros; MCFS revision 1 takes the first, so
+  "one-fit subset = before" is expected to say NO at some counts since (the agreement that
+  matters now is "one-fit subset = now refit");
 * now, refitted per count (the faster LARS step alone), and now as the runner does it: one fit
   at the largest count, each count's subset from ``top_features(m)``;
 * scikit-feature's MCFS (``skfeature-chappers``; called as in ``bench_skfeature.py``, whose
