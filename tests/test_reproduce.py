@@ -469,5 +469,27 @@ def test_methods_option_runs_only_those_methods_and_reports_every_stored_one(tmp
     assert "only ls run" in report
     cells = pd.read_csv(out / "cells.csv")
     assert {"allfeatures", "ls"} <= set(cells.dropna(subset=["ours_mean"])["method"])
-    with pytest.raises(UFSBenchError, match="not in the T experiment; its methods: allfeatures, ls"):
+    with pytest.raises(UFSBenchError, match=r"mcfs are not in any of the experiments run \(t\); "
+                                            r"their methods: allfeatures, ls"):
         rp.reproduce(["t"], str(runs), out, n_jobs=1, only_methods=["mcfs"], log=lambda m: None)
+
+
+def test_methods_option_over_several_papers_runs_the_method_where_a_paper_has_it(tmp_path,
+                                                                                monkeypatch):
+    """`--paper all --methods mcfs`: a paper without MCFS runs nothing (and loads no data set);
+    only a method that no named paper has is an error."""
+    with_ls = tiny_experiment(feature_counts=[10], datasets={"syn": "synthetic"},
+                              rows=[{"row": "ls", "method": "ls", "grid": {"weight": ["heat"]},
+                                     "default": {"weight": "heat"}}])
+    without = tiny_experiment(feature_counts=[10], datasets={"syn": "synthetic"},
+                              rows=[{"row": "allfeatures", "method": "allfeatures"}])
+    exps = {"t": with_ls, "u": without}
+    monkeypatch.setattr(rp, "load_experiment", lambda name: exps[name])
+    runs = tmp_path / "runs"
+    rp.reproduce(["t", "u"], str(runs), tmp_path / "out", n_jobs=1, only_methods=["ls"],
+                 log=lambda msg: None)
+    assert set(load_results(runs)["method"]) == {"ls"}
+    assert rp.run_experiment(without, str(runs), n_jobs=1, only_methods=["ls"]) == {}
+    assert set(rp.plan_summary(["t", "u"], str(runs), only_methods=["ls"])["method"]) == {"ls"}
+    with pytest.raises(UFSBenchError, match="not in any of the experiments run"):
+        rp.plan_summary(["t", "u"], str(runs), only_methods=["udfs"])

@@ -251,15 +251,23 @@ def selected_datasets(exp: dict, only=None) -> dict:
 
 def selected_methods(exp: dict, only=None) -> dict:
     """The experiment with its rows restricted to the methods ``only`` (registry ids, e.g.
-    ``mcfs``): what a rerun of one method runs. Unchanged when ``only`` is empty."""
+    ``mcfs``): what a rerun of one method runs (no rows when the experiment has none of them).
+    Unchanged when ``only`` is empty; :func:`check_methods` validates the names."""
     if not only:
         return exp
-    known = sorted({row["method"] for row in exp["rows"]})
+    return {**exp, "rows": [row for row in exp["rows"] if row["method"] in only]}
+
+
+def check_methods(names: list[str], only=None) -> None:
+    """Every method of ``only`` must be in at least one of the named experiments (``--paper all
+    --methods mcfs`` runs MCFS where a paper has it), else one message naming their methods."""
+    if not only:
+        return
+    known = sorted({row["method"] for name in names for row in load_experiment(name)["rows"]})
     unknown = [m for m in only if m not in known]
     if unknown:
-        raise UFSBenchError(f"method(s) {', '.join(unknown)} are not in the {exp['paper']} "
-                            f"experiment; its methods: {', '.join(known)}")
-    return {**exp, "rows": [row for row in exp["rows"] if row["method"] in only]}
+        raise UFSBenchError(f"method(s) {', '.join(unknown)} are not in any of the experiments "
+                            f"run ({', '.join(names)}); their methods: {', '.join(known)}")
 
 
 def run_experiment(exp: dict, results_dir: str, n_jobs: int = -1, data_dir=None, seed: int = 0,
@@ -275,6 +283,8 @@ def run_experiment(exp: dict, results_dir: str, n_jobs: int = -1, data_dir=None,
 
     exp = selected_methods(exp, only_methods)
     stats = {}
+    if not exp["rows"]:          # none of only_methods in this experiment: no data set to load
+        return stats
     for published_id, name in selected_datasets(exp, only_datasets).items():
         if dataset_gap(name, data_dir):
             log(f"{exp['paper']}: {published_id}: skipped (data set not present)")
@@ -810,6 +820,8 @@ def reproduce(names: list[str], results_dir: str, out_dir: str | os.PathLike, n_
     methods' sweeps (the reports still cover every method in the store)."""
     from ufsbench.results import load_failures, load_results
 
+    if run:
+        check_methods(names, only_methods)
     written = []
     for name in names:
         exp = load_experiment(name)
@@ -893,6 +905,7 @@ def plan_summary(names: list[str], results_dir: str, data_dir=None, thin: int = 
     measured cost per setting."""
     from ufsbench.runner import task_is_done
 
+    check_methods(names, only_methods)
     rows, counted = [], set()
     for name, dataset, tasks in present_experiment_tasks(names, results_dir, data_dir, thin,
                                                          only_datasets, only_methods):
@@ -1015,6 +1028,7 @@ def probe_costs(names: list[str], results_dir: str, data_dir=None, thin: int = 1
     """
     from ufsbench.runner import run_sweep, task_is_done
 
+    check_methods(names, only_methods)
     start = time.time()
     for name, dataset, tasks in present_experiment_tasks(names, results_dir, data_dir, thin,
                                                          only_datasets, only_methods):

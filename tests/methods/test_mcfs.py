@@ -10,8 +10,7 @@ from sklearn.linear_model import lars_path_gram
 from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
-from ufsbench.methods.mcfs import (best_step, coefficients_for, lars_max_iter,
-                                   sparse_spectral_coefficients, spectral_lars_paths)
+from ufsbench.methods.mcfs import (best_step, coefficients_for, sparse_spectral_coefficients, spectral_lars_paths)
 from ufsbench.numerics import knn_graph
 from ufsbench.numerics.spectral import generalized_spectral_embedding
 from ufsbench.testing import requires_data
@@ -239,12 +238,6 @@ def test_best_step_is_the_first_arrival_at_the_count():
     assert best_step(np.array([0, 1, 2, 3, 2, 3, 2]), 5) == 5
     # a count skipped (two variables at once): the last step below it before the jump
     assert best_step(np.array([0, 1, 2, 4, 3, 4, 5]), 3) == 2
-
-
-def test_lars_max_iter_does_not_depend_on_the_count():
-    # the cap must be the same for every h, or a path run for h would not be a prefix of one
-    # run for H (the cardinality stop is what ends the paths)
-    assert lars_max_iter(1000) == 8000
 
 
 @pytest.mark.parametrize("solver", ["implicit", "gram"])
