@@ -10,7 +10,8 @@ from sklearn.linear_model import lars_path_gram
 from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
-from ufsbench.methods.mcfs import (best_step, coefficients_for, sparse_spectral_coefficients, spectral_lars_paths)
+from ufsbench.methods.mcfs import (best_step, coefficients_for, sparse_spectral_coefficients,
+                                   spectral_lars_paths)
 from ufsbench.numerics import knn_graph
 from ufsbench.numerics.spectral import generalized_spectral_embedding
 from ufsbench.testing import requires_data
