@@ -50,6 +50,19 @@ def local_learning_matrix(X: np.ndarray, k: int = 5, lambda_r: float = 0.1,
     return sp.csr_matrix(IA.T @ IA)
 
 
+def residual_row_norms(X_rows: np.ndarray, G: np.ndarray, F: np.ndarray, eps: float,
+                       out: np.ndarray) -> np.ndarray:
+    """sqrt(||x_i - g_i F||^2 + eps) for every row, bitwise ``smoothed_row_norms(X - G @ F,
+    eps)`` without its two n x d temporaries: G F is written into ``out`` (row-major n x d, the
+    layout ``G @ F`` has) and subtracted in place from ``X_rows`` (X in row-major order, so the
+    subtraction runs over two contiguous arrays; ``X - G @ F`` on a column-major X strides).
+    The product, the subtraction and the row sums see the same operands in the same layouts as
+    the plain formula, so every bit is the same."""
+    np.matmul(G, F, out=out)
+    np.subtract(X_rows, out, out=out)
+    return smoothed_row_norms(out, eps)
+
+
 def rufs_start(X: np.ndarray, n_clusters: int, random_state=None):
     """(G0, F0) of RUFS (class doc, "Start"): the K-means scaled indicator (10 restarts) plus 0.2
     x its mean non-zero entry, unit columns; F0 = max((G0^T G0)^{-1} G0^T X, 0) + 0.2 x its
@@ -202,7 +215,9 @@ class RUFS(UFSSelector):
         # Smoothed row norms of the current X - G F and X W - G: every reweighting
         # 1 / (2 sqrt(||r_i||^2 + eps)) below is 0.5 / these (bitwise l21_reweight), and the
         # objective of one iteration provides both for the next one.
-        norms_r = smoothed_row_norms(X - G @ F, eps)
+        # The two n x d residuals X - G F of every iteration go through one row-major buffer.
+        X_rows, buf = np.ascontiguousarray(X), np.empty(X.shape)
+        norms_r = residual_row_norms(X_rows, G, F, eps, buf)
         norms_h = smoothed_row_norms(X @ W - G, eps)
         history = []
         self.n_iter_ = 0
@@ -223,10 +238,10 @@ class RUFS(UFSSelector):
                         + 0.5 * zeta * G)
             G = multiplicative_step(G, grad_neg ** eta, grad_pos ** eta)
             # 3. F-step: Q_r-weighted non-negative least squares, split multiplicative rule.
-            q_r = l21_reweight(X - G @ F, eps)[:, None]
+            q_r = (0.5 / residual_row_norms(X_rows, G, F, eps, buf))[:, None]  # l21_reweight
             GQX = (q_r * G).T @ X                                  # G^T Q_r X
             F = multiplicative_step(F, pos_part(GQX), (G.T @ (q_r * G)) @ F + neg_part(GQX))
-            norms_r = smoothed_row_norms(X - G @ F, eps)
+            norms_r = residual_row_norms(X_rows, G, F, eps, buf)
             norms_h = smoothed_row_norms(XW - G, eps)
             history.append(self._objective(norms_r, norms_h, G, W, L))
             self.n_iter_ += 1
