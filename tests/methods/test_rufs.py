@@ -5,6 +5,7 @@ import pytest
 
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
+from ufsbench.numerics import row_norms
 from ufsbench.testing import assert_fit_matches_reference, fits_cache_off_cold_warm
 from ufsbench.methods.rufs import (local_learning_matrix, local_learning_weights,
                                    residual_row_norms)
@@ -118,25 +119,31 @@ def test_large_n_fit_forms_no_n_by_n_array():
 
 # -- the fast fit against a frozen copy of the session-start fit (commit 0df8ac1) ----------------
 
-def reference_rufs_scores(sel, X):
-    """RUFS's fit as at commit 0df8ac1: every Gram formed by general products, every residual
-    recomputed, no cache. Returns (scores, objective history)."""
+def reference_rufs_scores(sel, X, at="0df8ac1"):
+    """RUFS's fit as at commit 0df8ac1 (every Gram formed by general products, every residual
+    recomputed, no cache) or, ``at="4659e4b"``, with the three operations that commit computes
+    differently (the cached-Gram W0, the syrk-form W-step, (Q_r G)^T X): then bitwise that
+    commit's fit, the code before the bitwise-exact speed-ups. Returns (scores, history)."""
     from ufsbench.numerics import l21_reweight
+    from ufsbench.numerics.gram_solve import ridge_solve, solve_weighted_gram_plus_diag
     from ufsbench.numerics.indicators import kmeans_scaled_indicator
     from ufsbench.numerics.irls import solve_gram_plus_diag
     from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
 
+    now = at == "4659e4b"
+    solve = solve_weighted_gram_plus_diag if now else solve_gram_plus_diag
     c, (alpha, beta, nu, zeta, eps) = sel.n_clusters, (sel.alpha, sel.beta, sel.nu, sel.zeta,
                                                        sel.eps)
     L = sel.graph_matrix(X)
     G, _ = kmeans_scaled_indicator(X, c, sel.random_state, offset=0.2)
     F = np.maximum(np.linalg.lstsq(G, X, rcond=None)[0], 0.0)
     F += 0.2 * F[F > 0].mean()
-    W = solve_gram_plus_diag(X, G, np.full(X.shape[1], beta / alpha))
+    W = (ridge_solve(X, G, beta / alpha) if now
+         else solve_gram_plus_diag(X, G, np.full(X.shape[1], beta / alpha)))
     history = []
     for _ in range(sel.max_iter):
         q_h = l21_reweight(X @ W - G, eps)
-        W = solve_gram_plus_diag(X, q_h[:, None] * G, (beta / alpha) * l21_reweight(W, eps), q_h)
+        W = solve(X, q_h[:, None] * G, (beta / alpha) * l21_reweight(W, eps), q_h)
         XW, XF = X @ W, X @ F.T
         q_r = l21_reweight(X - G @ F, eps)[:, None]
         q_h = l21_reweight(XW - G, eps)[:, None]
@@ -146,12 +153,12 @@ def reference_rufs_scores(sel, X):
                     + 0.5 * zeta * G)
         G = multiplicative_step(G, grad_neg ** sel.exponent, grad_pos ** sel.exponent)
         q_r = l21_reweight(X - G @ F, eps)[:, None]
-        GQX = G.T @ (q_r * X)
+        GQX = (q_r * G).T @ X if now else G.T @ (q_r * X)
         F = multiplicative_step(F, pos_part(GQX), (G.T @ (q_r * G)) @ F + neg_part(GQX))
         history.append(sel.objective(X, G, F, W, L))
         if len(history) > 1 and history[-2] - history[-1] <= sel.tol * abs(history[-2]):
             break
-    return np.linalg.norm(W, axis=1), history
+    return row_norms(W), history
 
 
 @pytest.mark.parametrize("which", ["data", "wide_data"])          # d x d and n x n W-steps
@@ -208,3 +215,40 @@ def test_residual_row_norms_bitwise_equal_the_plain_formula(x_order, f_order):
     got = residual_row_norms(np.ascontiguousarray(X), G, F, 1e-8, buf)
     assert np.array_equal(got, smoothed_row_norms(X - G @ F, 1e-8))
     assert np.array_equal(buf, X - G @ F)                        # the buffer holds the residual
+
+
+@pytest.mark.parametrize("which", ["data", "wide_data"])          # d x d and n x n W-steps
+@pytest.mark.parametrize("nu, alpha, beta", [(1.0, 1.0, 1.0), (1e-6, 1e6, 1e-6), (1e6, 1e-6, 1e6),
+                                             (1e-2, 1e2, 1e-4)])
+def test_fit_bitwise_equals_the_fit_before_the_exact_speed_ups(request, which, nu, alpha, beta):
+    X = request.getfixturevalue(which).X
+    sel = make_selector("rufs", n_clusters=3, random_state=0, nu=nu, alpha=alpha, beta=beta,
+                        max_iter=6).fit(X)
+    scores, history = reference_rufs_scores(sel, X, at="4659e4b")
+    assert np.array_equal(sel.scores_, scores)
+    assert sel.objective_history_ == history
+
+
+@pytest.mark.parametrize("shape", [(210, 480), (480, 210)])          # n x n and d x d forms
+def test_first_steps_read_back_for_another_setting_with_the_same_ratio(shape, tmp_path,
+                                                                      monkeypatch):
+    # Everything before the first G-step is cached by beta / alpha: a fit at another nu and
+    # (alpha, beta) with the same ratio adds no cache entry and equals its fit without the cache
+    # bit for bit; another ratio adds exactly one entry (the start, graph and Gram are shared).
+    from ufsbench.datasets.synthetic import make_synthetic
+
+    X = make_synthetic(n_samples=shape[0], n_features=shape[1], n_informative=6, n_clusters=3,
+                       random_state=2).X
+    kw = dict(n_clusters=3, random_state=5, max_iter=3)
+    monkeypatch.setenv("UFSBENCH_CACHE", str(tmp_path))
+    entries = lambda: len(list(tmp_path.rglob("output.pkl")))          # noqa: E731
+    make_selector("rufs", nu=1.0, alpha=0.5, beta=0.25, **kw).fit(X)
+    first = entries()
+    warm = make_selector("rufs", nu=1e3, alpha=2.0, beta=1.0, **kw).fit(X)
+    assert entries() == first
+    make_selector("rufs", nu=1e3, alpha=1.0, beta=1.0, **kw).fit(X)
+    assert entries() == first + 1
+    monkeypatch.setenv("UFSBENCH_CACHE", "off")
+    direct = make_selector("rufs", nu=1e3, alpha=2.0, beta=1.0, **kw).fit(X)
+    assert np.array_equal(warm.scores_, direct.scores_)
+    assert warm.objective_history_ == direct.objective_history_

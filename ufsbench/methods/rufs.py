@@ -74,6 +74,22 @@ def rufs_start(X: np.ndarray, n_clusters: int, random_state=None):
     return G, F
 
 
+def rufs_first_steps(X: np.ndarray, n_clusters: int, random_state, ratio: float, eps: float):
+    """(G0, F0, W0, W1, norms_r0): the start, the first uniform-ridge W0 = (X^T X + ratio I)^{-1}
+    X^T G0, the first reweighted W-step W1 and the smoothed row norms of X - G0 F0 -- everything
+    of a fit that precedes the first G-step. It depends on the data, the seed and ratio =
+    beta / alpha only (not on nu, nor on alpha and beta apart), so a grid sweep computes it once
+    per ratio (17 ratios on RUFS's 7 x 7 (alpha, beta) grid) and reads it back for every other
+    setting; the formulas are those of the loop in ``RUFS._fit``, so the results are bitwise
+    the same."""
+    G, F = cached_seeded_call(rufs_start, X, random_state, n_clusters=n_clusters)
+    W0 = ridge_solve(X, G, ratio)
+    q_h = 0.5 / smoothed_row_norms(X @ W0 - G, eps)
+    W1 = solve_weighted_gram_plus_diag(X, q_h[:, None] * G, ratio * l21_reweight(W0, eps), q_h)
+    norms_r = residual_row_norms(np.ascontiguousarray(X), G, F, eps, np.empty(X.shape))
+    return G, F, W0, W1, norms_r
+
+
 @register("rufs")
 class RUFS(UFSSelector):
     """Robust Unsupervised Feature Selection.
@@ -133,6 +149,11 @@ class RUFS(UFSSelector):
       read from the disk cache (:func:`rufs_start`), W0 from the cached X^T X (or X X^T); the
       W-step forms X^T Q_h X (or its n x n form) as a symmetric rank-k product; the row norms
       of X - G F and X W - G computed for the objective serve the next iteration's reweighting.
+      Since then, bitwise the same results (stored grid results must stay reproducible, and
+      at small beta / alpha one ulp in a residual norm moves the scores by up to 1e-7): W0 and
+      the first W-step depend on beta / alpha only and are cached per ratio
+      (:func:`rufs_first_steps`); the residuals X - G F go through one row-major buffer
+      (:func:`residual_row_norms`).
 
     Parameters
     ----------
@@ -207,25 +228,28 @@ class RUFS(UFSSelector):
         L = self.graph_matrix(X)
         L_pos, L_neg = pos_part(L), neg_part(L)
 
-        # G0, F0 depend on the data and the seed only: one K-means per data set and seed.
-        G, F = cached_seeded_call(rufs_start, X, self.random_state, n_clusters=c)
-        # W0 = (X^T X + (beta/alpha) I)^{-1} X^T G0 (Qian's code), from the cached Gram.
-        W = ridge_solve(X, G, beta / alpha)
+        # Everything before the first G-step (G0, F0, W0 = (X^T X + (beta/alpha) I)^{-1} X^T G0
+        # as Qian's code, the first W-step W1) depends on the data, the seed and beta / alpha
+        # only: computed once per ratio in a sweep, read from the disk cache afterwards.
+        G, F, W, W1, norms_r = cached_seeded_call(rufs_first_steps, X, self.random_state,
+                                                  n_clusters=c, ratio=beta / alpha, eps=eps)
 
         # Smoothed row norms of the current X - G F and X W - G: every reweighting
         # 1 / (2 sqrt(||r_i||^2 + eps)) below is 0.5 / these (bitwise l21_reweight), and the
-        # objective of one iteration provides both for the next one.
-        # The two n x d residuals X - G F of every iteration go through one row-major buffer.
+        # objective of one iteration provides both for the next one. The two n x d residuals
+        # X - G F of every iteration go through one row-major buffer.
         X_rows, buf = np.ascontiguousarray(X), np.empty(X.shape)
-        norms_r = residual_row_norms(X_rows, G, F, eps, buf)
-        norms_h = smoothed_row_norms(X @ W - G, eps)
+        norms_h = None
         history = []
         self.n_iter_ = 0
-        for _ in range(self.max_iter):
-            # 1. W-step: reweighted (Q_h, D_W) ridge regression, exact.
-            q_h = 0.5 / norms_h
-            W = solve_weighted_gram_plus_diag(X, q_h[:, None] * G,
-                                              (beta / alpha) * l21_reweight(W, eps), q_h)
+        for it in range(self.max_iter):
+            # 1. W-step: reweighted (Q_h, D_W) ridge regression, exact (the first one: W1).
+            if it == 0:
+                W = W1
+            else:
+                q_h = 0.5 / norms_h
+                W = solve_weighted_gram_plus_diag(X, q_h[:, None] * G,
+                                                  (beta / alpha) * l21_reweight(W, eps), q_h)
             # 2. G-step: split multiplicative rule on the majorised G-objective.
             XW = X @ W
             q_r = (0.5 / norms_r)[:, None]
