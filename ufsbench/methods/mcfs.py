@@ -13,7 +13,7 @@ from ufsbench.methods._checks import check_int, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import knn_graph, ranking_from_scores
 from ufsbench.numerics import graphs
-from ufsbench.numerics.lars import SparseLarsPath, lasso_lars_ridge_paths
+from ufsbench.numerics.lars import SparseLarsPath, lasso_lars_ridge_path
 from ufsbench.numerics.spectral import generalized_spectral_embedding
 
 
@@ -58,9 +58,8 @@ def spectral_lars_paths(X: np.ndarray, Y: np.ndarray, cardinality: int, ridge: f
     ``solver``: ``"gram"`` forms the d x d Gram and runs scikit-learn's ``lars_path_gram``
     (which has no cardinality stop: it is run for 2h + 20 steps, doubled until the count is
     reached or the path ends, and cut at the count -- a longer run repeats the shorter one's
-    steps bit for bit); ``"implicit"`` runs :func:`ufsbench.numerics.lars.lasso_lars_ridge_paths`,
-    the same paths without the Gram (O(n d) per step, O(n d) memory), all columns in lockstep
-    (one product with X per round for all running paths); ``"auto"`` = implicit when
+    steps bit for bit); ``"implicit"`` runs :func:`ufsbench.numerics.lars.lasso_lars_ridge_path`,
+    the same path without the Gram (O(n d) per step, O(n d) memory); ``"auto"`` = implicit when
     d > n, else gram (see the class docstring for the measurements behind the switch).
     """
     n, d = X.shape
@@ -72,8 +71,8 @@ def spectral_lars_paths(X: np.ndarray, Y: np.ndarray, cardinality: int, ridge: f
     XY *= [path_scale(XY[:, j], n) for j in range(XY.shape[1])]
     cap = lars_max_iter(d)
     if solver == "implicit":
-        return lasso_lars_ridge_paths(X, XY, ridge, n_samples=n, max_iter=cap,
-                                      stop_nnz=cardinality)
+        return [lasso_lars_ridge_path(X, XY[:, j], ridge, n_samples=n, max_iter=cap,
+                                      stop_nnz=cardinality) for j in range(Y.shape[1])]
     gram = X.T @ X
     gram[np.diag_indices(d)] += ridge
     return [_gram_path_to_cardinality(XY[:, j], gram, n, cardinality, cap)

@@ -29,24 +29,17 @@ deliberate departures, both outside what scikit-learn can run: only ``alpha_min 
 interpolation at the end, which for alpha_min = 0 never happens), and a tie of two variables
 leaving at the same step drops both consistently (scikit-learn's bookkeeping breaks there).
 
-Several paths on the same X (MCFS: one per spectral eigenvector) run in lockstep
-(:func:`lasso_lars_ridge_paths`): each path keeps its own state (correlations in its own
-permuted order, Cholesky factor, the rows of its active variables), and each round computes X^T u
-for the directions u of all running paths at once -- one GEMM per round from 4 paths on, one
-gemv per path below (measured: see ``_GEMM_MIN_PATHS``) -- from which every path gathers its
-inactive correlations in its permuted order. X itself is shared and never permuted. The O(d)
-passes of a step (argmax, rounding, the two step-length minima, the correlation update) run in
-length-d scratch arrays, the minima by an exact two-pass bit-pattern trick (``_min_pos``); the
-Cholesky factor lives in a buffer LAPACK ``trtrs`` reads in place (no O(|A|^2) copy per solve)
-and is downdated by scikit-learn's compiled Givens sweep. Round-off differs from the
-session-start loop and between a path traced alone and in a batch of 4 or more (other BLAS
-kernels), so coefficients agree to round-off amplified by the path, with the same active sets
-at every step short of a round-off tie: on the small-n microarray and image sets at |A| ~ 300
-with ridge 1e-3 the path is ill-conditioned enough that a mere change of gemv kernel moves
-coefficients by up to ~1e-4 relative. A path's arithmetic does not depend on when the other
-paths of its batch stop, and buffers grow with the active set, never sized from ``max_iter``:
-a smaller ``max_iter`` or ``stop_nnz`` gives the first steps of a longer run bit for bit (MCFS
-serves every feature count from the longest path).
+Per-step bookkeeping is kept off the O(d) Python level: the rows of X^T are held in the path's
+permuted order (swapped with ``indices``, O(n) per swap), so X_I^T u is one contiguous gemv with
+no gather and X_A is its leading block; the O(d) passes of a step (argmax, rounding, the two
+step-length minima, the correlation update) run in length-d scratch arrays; the Cholesky factor
+lives in a buffer LAPACK ``trtrs`` reads in place (no O(|A|^2) copy per solve) and is downdated by
+scikit-learn's compiled Givens sweep. Round-off differs from the session-start loop (other BLAS
+kernels), so coefficients agree to round-off amplified by the path (~1e-9 absolute at |A| ~ 300
+with ridge 1e-3, the same order as scikit-learn's own path against ours), with the same active
+sets at every step. Buffers grow with the active set, never sized from ``max_iter``: a smaller
+``max_iter`` gives the first steps of a longer run bit for bit (MCFS serves every feature count
+from the longest path).
 
 The path is returned sparsely (the active indices and their coefficients per step), not as the
 dense (steps x d) array scikit-learn returns (97 MB at d = 10000 and 1220 steps).
@@ -65,17 +58,6 @@ _TINY32 = np.finfo(np.float32).tiny
 _EQUALITY_TOL = np.finfo(np.float32).eps
 _COV_PRECISION = np.finfo(np.float64).precision   # 15: the decimals corr_eq_dir is rounded to
 _MAX_FLOAT = np.finfo(np.float64).max
-#: From this many paths on, X^T U is one GEMM per round; with fewer, one gemv per path (the
-#: choice is made once per call, so a path's arithmetic never depends on when the others
-#: stop). Measured in the path loop (one core shared with another job, n = 100-102, d = 6000-
-#: 10000): ten paths, one GEMM per round ~0.85x the ten gemvs; two paths, a 2-row GEMM ~1.6x
-#: the two gemvs (OpenBLAS packs X for its GEMM kernel, and X stays in the 32 MB L3 so a gemv
-#: is not bound by memory bandwidth).
-_GEMM_MIN_PATHS = 4
-#: The GEMM runs in blocks of this many features (columns of X), whose packed copy stays in
-#: cache (measured: a 10-row product ~0.75-1x the unblocked one, 2-4 rows ~0.5-0.8x). The
-#: blocks are the same in every round, and here their entries equal the unblocked product's.
-_GEMM_BLOCK = 2048
 
 
 @dataclass
@@ -119,22 +101,14 @@ class SparseLarsPath:
         return out
 
 
-def _min_pos(x: np.ndarray, work: np.ndarray | None = None) -> float:
+def _min_pos(x: np.ndarray, where: np.ndarray | None = None) -> float:
     """Smallest strictly positive entry, or the largest float (scikit-learn's ``min_pos``).
 
-    Exact, in two passes without a mask: the bit patterns of the positive doubles, read as
-    unsigned 64-bit integers, order as the doubles do, and minus 1 (wrapping) they all lie below
-    those of +0.0 (2^64 - 1) and of the negative doubles and -0.0 (>= 2^63 - 1, sign bit set);
-    positive NaNs lie above +inf. So the entry with the smallest pattern minus 1 is the smallest
-    positive one if any positive entry exists, and is otherwise not > 0. (Boolean compress +
-    min, as before, took ~5x longer at d = 10^4.) ``work``: an optional uint64 scratch array of
-    x's shape.
+    ``where``: an optional boolean scratch array of x's shape for the mask. (A masked
+    ``np.min(x, where=...)`` is ~5x slower than this compress + min.)
     """
-    if not x.size:
-        return _MAX_FLOAT
-    bits = np.subtract(x.view(np.uint64), np.uint64(1), out=work)
-    best = x[int(np.argmin(bits))]
-    return float(best) if best > 0 else _MAX_FLOAT
+    pos = x[np.greater(x, 0, out=where)]
+    return float(pos.min()) if pos.size else _MAX_FLOAT
 
 
 def _cholesky_delete(L: np.ndarray, k: int) -> None:
@@ -216,14 +190,14 @@ class _Scratch:
 
     def __init__(self, d: int):
         self.num, self.den, self.corr = np.empty(d), np.empty(d), np.empty(d)
-        self.bits = np.empty(d, dtype=np.uint64)
+        self.mask = np.empty(d, dtype=bool)
 
     def min_pos_ratio(self, num_op, C, Cov, den_op, AA, corr) -> float:
         """min_pos(num_op(C, Cov) / (den_op(AA, corr) + tiny32)) in the scratch arrays."""
         size = Cov.size
         num, den = num_op(C, Cov, out=self.num[:size]), den_op(AA, corr, out=self.den[:size])
         den += _TINY32
-        return _min_pos(np.divide(num, den, out=num), self.bits[:size])
+        return _min_pos(np.divide(num, den, out=num), where=self.mask[:size])
 
 
 def lasso_lars_ridge_path(X: np.ndarray, Xy: np.ndarray, ridge: float = 0.0, *,
@@ -240,197 +214,111 @@ def lasso_lars_ridge_path(X: np.ndarray, Xy: np.ndarray, ridge: float = 0.0, *,
     (not in scikit-learn) ends the path at the first step with at least that many non-zero
     coefficients (the cardinality stop of Efron et al.'s and Cai's ``lars.m``); it truncates
     the same way: the path is the prefix of the unstopped one up to that step.
-
-    The single-column case of :func:`lasso_lars_ridge_paths`.
     """
-    d = np.shape(X)[1]
-    if np.size(Xy) != d or np.ndim(Xy) > 2 or (np.ndim(Xy) == 2 and np.shape(Xy)[1] != 1):
-        raise ValueError(f"Xy has shape {np.shape(Xy)}, expected ({d},)")
-    return lasso_lars_ridge_paths(X, np.reshape(Xy, (d, 1)), ridge, n_samples=n_samples,
-                                  max_iter=max_iter, eps=eps, stop_nnz=stop_nnz)[0]
-
-
-def lasso_lars_ridge_paths(X: np.ndarray, XY: np.ndarray, ridge: float = 0.0, *,
-                           n_samples: int | None = None, max_iter: int = 500,
-                           eps: float = np.finfo(float).eps,
-                           stop_nnz: int | None = None) -> list[SparseLarsPath]:
-    """The LARS-lasso paths of the columns of XY (d, c) on the same Gram X^T X + ridge I.
-
-    Path k is :func:`lasso_lars_ridge_path` ``(X, XY[:, k], ...)`` (same options, applied to
-    every path), traced in lockstep with the others: each round computes the correlations of
-    all features with the equiangular directions of all running paths -- from
-    ``_GEMM_MIN_PATHS`` paths on in one product U X (c x n times n x d), so X is read once
-    per round instead of once per path -- and every path gathers its inactive correlations from
-    its row in its own permuted order. Round-off: with 4 or more paths, path k's products are
-    GEMM entries, not gemv ones, so the paths equal the one-at-a-time ones up to round-off (same
-    supports); the GEMM keeps the rows of the paths that have stopped (their entries unused), so
-    that path k does not depend on when the other paths stop: a smaller ``max_iter`` or
-    ``stop_nnz`` still gives a bitwise prefix of every path (tests check it).
-    """
-    X = np.ascontiguousarray(X, dtype=np.float64)
+    X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
-    XY = np.asarray(XY, dtype=np.float64)
-    if XY.ndim != 2 or XY.shape[0] != d:
-        raise ValueError(f"XY has shape {XY.shape}, expected ({d}, c)")
-    c = XY.shape[1]
     n_samples = n if n_samples is None else n_samples
-    diag_gram = np.einsum("ij,ij->j", X, X) + ridge     # by feature id
-    paths = [_LarsPath(XY[:, k].copy(), n, d, max_iter) for k in range(c)]
+    Xy0 = np.asarray(Xy, dtype=np.float64).ravel()
+    if Xy0.shape != (d,):
+        raise ValueError(f"Xy has shape {np.shape(Xy)}, expected ({d},)")
+    # Rows = features, kept in the order of ``indices`` (swapped with it, O(n) per swap): the
+    # first n_active rows are X_A^T in active order, the rest the inactive block in the order of
+    # the correlations, so X_I^T u is one contiguous product without a gather.
+    XT = np.array(X.T, order="F")     # column-major: X_I^T u is a BLAS gemv "N" (faster here)
+    diag_gram = np.einsum("ij,ij->i", XT, XT) + ridge     # by feature id
+    # cov[n_active:] is scikit-learn's Cov (inactive correlations, permuted order).
+    cov = Xy0.copy()
     scratch = _Scratch(d)
-    U = np.zeros((c, n))       # row k: path k's direction u = X_A w
-    products = np.empty((c, d))
-    alive = list(range(c))
-    while alive:
-        alive = [k for k in alive
-                 if paths[k].direction(X, diag_gram, n_samples, max_iter, eps, scratch, U[k])]
-        if not alive:
+    chol = _Cholesky(d)
+
+    alphas = np.zeros(min(max_iter, d) + 1)
+    steps_active: list = [np.zeros(0, dtype=np.intp)]
+    steps_coef: list = [np.zeros(0)]
+    n_iter, n_active = 0, 0
+    indices = np.arange(d)
+    sign_active = np.empty(d, dtype=np.int8)
+    coef = np.zeros(0)          # coefficients of the active set, in active order
+    drop = False
+    idx = np.zeros(0, dtype=np.intp)
+
+    while True:
+        Cov = cov[n_active:]
+        if Cov.size:
+            C_idx = int(np.argmax(np.abs(Cov, out=scratch.num[:Cov.size])))
+            C_ = Cov[C_idx]
+            C = np.fabs(C_)
+        else:
+            C = 0.0
+        if n_iter >= alphas.size:
+            alphas = np.concatenate([alphas, np.zeros(alphas.size)])
+        alphas[n_iter] = C / n_samples
+        if alphas[n_iter] <= _EQUALITY_TOL:          # alpha_min = 0: stop, no interpolation
             break
-        if c < _GEMM_MIN_PATHS:
-            full = [U[k] @ X for k in alive]
-        else:   # X^T u for all running paths in one product, X read once per round
-            # Always all c rows, a stopped path's row left as it was: a GEMM entry's round-off
-            # may depend on its row's place in the kernel's tiles (OpenBLAS: it does), so
-            # compacting the rows would make a path depend on when the others stop.
-            for start in range(0, d, _GEMM_BLOCK):
-                block = slice(start, start + _GEMM_BLOCK)
-                np.matmul(U, X[:, block], out=products[:, block])
-            full = products[alive]
-        for row in full:
-            np.around(row, decimals=_COV_PRECISION, out=row)   # elementwise: before the gather
-        alive = [k for k, row in zip(alive, full)
-                 if paths[k].step(row, X, scratch, ridge, stop_nnz)]
-    return [p.result(d) for p in paths]
+        if n_iter >= max_iter or n_active >= d:
+            break
 
-
-class _LarsPath:
-    """The state of one LARS-lasso path between steps (scikit-learn's local variables).
-
-    ``cov[n_active:]`` is scikit-learn's Cov (inactive correlations, in the permuted order of
-    ``indices[n_active:]``); ``rows`` holds X_A^T (the columns of the active variables, in
-    active order, a buffer growing with the active set) for u = X_A w and the Cholesky rows.
-    """
-
-    def __init__(self, xy: np.ndarray, n: int, d: int, max_iter: int):
-        self.xy = xy
-        self.cov = xy.copy()
-        self.indices = np.arange(d)
-        self.sign_active = np.empty(d, dtype=np.int8)
-        self.coef = np.zeros(0)          # coefficients of the active set, in active order
-        self.chol = _Cholesky(d)
-        self.rows = np.empty((min(max(d, 1), 64), n))
-        self.alphas = np.zeros(min(max_iter, d) + 1)
-        self.steps_active: list = [np.zeros(0, dtype=np.intp)]
-        self.steps_coef: list = [np.zeros(0)]
-        self.n_iter, self.n_active = 0, 0
-        self.drop = False
-        self.idx = np.zeros(0, dtype=np.intp)
-        self.least_squares, self.AA = np.zeros(0), 1.0
-
-    def _active_rows(self, size: int) -> np.ndarray:
-        """The X_A^T buffer with room for ``size`` rows (grows by doubling, like the factor)."""
-        cap = self.rows.shape[0]
-        if size > cap:
-            grown = np.empty((min(self.chol.limit, max(2 * cap, size)), self.rows.shape[1]))
-            grown[:cap] = self.rows
-            self.rows = grown
-        return self.rows
-
-    def direction(self, X, diag_gram, n_samples, max_iter, eps, scratch, u_out) -> bool:
-        """The top of a step: the stops, the insert, w; u = X_A w into ``u_out``. False: ended."""
-        d = X.shape[1]
-        cov, indices, sign_active, chol = self.cov, self.indices, self.sign_active, self.chol
-        while True:
-            n_active, n_iter = self.n_active, self.n_iter
-            Cov = cov[n_active:]
-            if Cov.size:
-                C_idx = int(np.argmax(np.abs(Cov, out=scratch.num[:Cov.size])))
-                C_ = Cov[C_idx]
-                C = np.fabs(C_)
-            else:
-                C = 0.0
-            if n_iter >= self.alphas.size:
-                self.alphas = np.concatenate([self.alphas, np.zeros(self.alphas.size)])
-            alphas = self.alphas
-            alphas[n_iter] = C / n_samples
-            if alphas[n_iter] <= _EQUALITY_TOL:          # alpha_min = 0: stop, no interpolation
-                return False
-            if n_iter >= max_iter or n_active >= d:
-                return False
-
-            if not self.drop:
-                # Append x_j to the Cholesky factor of the active Gram.
-                sign_active[n_active] = np.sign(C_)
-                nn = C_idx + n_active
+        if not drop:
+            # Append x_j to the Cholesky factor of the active Gram.
+            sign_active[n_active] = np.sign(C_)
+            nn = C_idx + n_active
+            cov[nn], cov[n_active] = cov[n_active], cov[nn]
+            indices[nn], indices[n_active] = indices[n_active], indices[nn]
+            XT[[n_active, nn]] = XT[[nn, n_active]]
+            c = diag_gram[indices[n_active]]
+            chol.reserve(n_active + 1)
+            L = chol.L
+            if n_active:
+                L[n_active, :n_active] = chol.forward(n_active, XT[:n_active] @ XT[n_active])
+            v = np.dot(L[n_active, :n_active], L[n_active, :n_active])
+            diag = max(np.sqrt(np.abs(c - v)), eps)
+            L[n_active, n_active] = diag
+            if diag < 1e-7:
+                # Degenerate regressor: scikit-learn's "drop for good" (its bookkeeping kept:
+                # the correlations swap back, indices and rows of XT do not).
+                cov[n_active] = 0
                 cov[nn], cov[n_active] = cov[n_active], cov[nn]
-                indices[nn], indices[n_active] = indices[n_active], indices[nn]
-                XA = self._active_rows(n_active + 1)
-                XA[n_active] = X[:, indices[n_active]]
-                c = diag_gram[indices[n_active]]
-                chol.reserve(n_active + 1)
-                L = chol.L
-                if n_active:
-                    L[n_active, :n_active] = chol.forward(n_active, XA[:n_active] @ XA[n_active])
-                v = np.dot(L[n_active, :n_active], L[n_active, :n_active])
-                diag = max(np.sqrt(np.abs(c - v)), eps)
-                L[n_active, n_active] = diag
-                if diag < 1e-7:
-                    # Degenerate regressor: scikit-learn's "drop for good" (its bookkeeping
-                    # kept: the correlations swap back, indices do not).
-                    cov[n_active] = 0
-                    cov[nn], cov[n_active] = cov[n_active], cov[nn]
-                    continue
-                self.n_active = n_active = n_active + 1
-                self.coef = np.append(self.coef, 0.0)
+                continue
+            n_active += 1
+            coef = np.append(coef, 0.0)
 
-            if n_iter > 0 and alphas[n_iter - 1] < alphas[n_iter]:
-                return False   # alpha increasing: round-off dominates the remaining correlation
+        if n_iter > 0 and alphas[n_iter - 1] < alphas[n_iter]:
+            break   # alpha increasing: round-off dominates the remaining correlation
 
-            self.C = C
-            self.least_squares, self.AA = _equiangular(chol, n_active, sign_active, eps)
-            np.matmul(self.least_squares, self.rows[:n_active], out=u_out)
-            return True
+        least_squares, AA = _equiangular(chol, n_active, sign_active, eps)
 
-    def step(self, xu: np.ndarray, X, scratch: "_Scratch", ridge: float, stop_nnz) -> bool:
-        """The rest of the step, given xu = X^T u (by feature id) rounded to 15 decimals.
-
-        False: the path has ended."""
-        n_active, C, AA, least_squares = self.n_active, self.C, self.AA, self.least_squares
-        # Correlations of the inactive variables with the equiangular direction, permuted.
-        Cov = self.cov[n_active:]
-        corr_eq_dir = np.take(xu, self.indices[n_active:], out=scratch.corr[:Cov.size])
+        # Correlations of the inactive variables with the equiangular direction X_A w.
+        Cov = cov[n_active:]
+        u = least_squares @ XT[:n_active]
+        corr_eq_dir = np.matmul(XT[n_active:], u, out=scratch.corr[:Cov.size])
+        np.around(corr_eq_dir, decimals=_COV_PRECISION, out=corr_eq_dir)
 
         g1 = scratch.min_pos_ratio(np.subtract, C, Cov, np.subtract, AA, corr_eq_dir)
         g2 = scratch.min_pos_ratio(np.add, C, Cov, np.add, AA, corr_eq_dir)
         gamma_ = min(g1, g2, C / AA)
 
         drop = False
-        z = -self.coef / (least_squares + _TINY32)
+        z = -coef / (least_squares + _TINY32)
         z_pos = _min_pos(z)
         if z_pos < gamma_:
             idx = np.where(z == z_pos)[0][::-1]
-            self.sign_active[idx] = -self.sign_active[idx]
+            sign_active[idx] = -sign_active[idx]
             gamma_ = z_pos
             drop = True
-            self.idx = idx
-        self.drop = drop
 
-        self.n_iter += 1
-        self.coef = coef = self.coef + gamma_ * least_squares
-        self.steps_active.append(self.indices[:n_active].copy())
-        self.steps_coef.append(coef.copy())
+        n_iter += 1
+        coef = coef + gamma_ * least_squares
+        steps_active.append(indices[:n_active].copy())
+        steps_coef.append(coef.copy())
         if stop_nnz is not None and np.count_nonzero(coef) >= stop_nnz:
-            return False
+            break
         Cov -= np.multiply(corr_eq_dir, gamma_, out=corr_eq_dir)
 
         if drop:
-            self.n_active, self.coef = _drop(self.idx, n_active, coef, self.chol, self.indices,
-                                             self.rows, self.cov, self.xy, ridge,
-                                             self.sign_active)
-        return True
+            n_active, coef = _drop(idx, n_active, coef, chol, indices, XT, cov, Xy0, ridge,
+                                   sign_active)
 
-    def result(self, d: int) -> SparseLarsPath:
-        return SparseLarsPath(n_features=d, alphas=self.alphas[: self.n_iter + 1].copy(),
-                              active=self.steps_active, coefs=self.steps_coef)
+    return SparseLarsPath(n_features=d, alphas=alphas[: n_iter + 1].copy(),
+                          active=steps_active, coefs=steps_coef)
 
 
 def _equiangular(chol: _Cholesky, n_active: int, sign_active: np.ndarray,
@@ -456,15 +344,14 @@ def _equiangular(chol: _Cholesky, n_active: int, sign_active: np.ndarray,
     return least_squares, AA
 
 
-def _drop(idx, n_active, coef, chol, indices, XA, cov, Xy0, ridge, sign_active):
+def _drop(idx, n_active, coef, chol, indices, XT, cov, Xy0, ridge, sign_active):
     """Remove the variables at active positions ``idx`` (descending); (n_active, coef) after.
 
     The dropped variables move to the front of the inactive block (for one drop this is
     scikit-learn's bubbling of indices[ii] to position n_active), their correlations recomputed
-    from the fit: Xy_j - x_j^T (X a) - ridge a_j. ``XA``: the rows x_j^T of the active
-    variables in active order, reordered alike.
+    from the fit: Xy_j - x_j^T (X a) - ridge a_j.
     """
-    fitted = coef @ XA[:n_active]
+    fitted = coef @ XT[:n_active]
     m = n_active
     for ii in idx:
         chol.delete(n_active, int(ii))
@@ -473,8 +360,8 @@ def _drop(idx, n_active, coef, chol, indices, XA, cov, Xy0, ridge, sign_active):
     keep[idx] = False
     order = np.concatenate([np.flatnonzero(keep), idx])
     indices[:m] = indices[:m][order]
-    XA[:m] = XA[:m][order]
+    XT[:m] = XT[:m][order]
     drop_ids = indices[n_active:m]
-    cov[n_active:m] = Xy0[drop_ids] - XA[n_active:m] @ fitted - ridge * coef[idx]
+    cov[n_active:m] = Xy0[drop_ids] - XT[n_active:m] @ fitted - ridge * coef[idx]
     sign_active[:n_active] = sign_active[:m][keep]
     return n_active, coef[keep]
