@@ -7,7 +7,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import lars_path_gram
 
-from ufsbench.numerics.lars import _cholesky_delete, lasso_lars_ridge_path
+from ufsbench.numerics.lars import _cholesky_delete, _min_pos, lasso_lars_ridge_path
 
 
 def _sklearn_path(X, y, ridge, max_iter):
@@ -95,3 +95,19 @@ def test_smaller_max_iter_gives_a_bitwise_prefix(n, d, ridge):
             assert np.array_equal(short.active[s], long.active[s])
             assert np.array_equal(short.coefs[s], long.coefs[s])
         assert np.array_equal(short.alphas, long.alphas[: len(short)])
+
+
+def test_min_pos_is_the_smallest_positive_entry():
+    # The bit-pattern minimum must agree with the definition on signed zeros, NaNs, infinities,
+    # subnormals, all-non-positive and empty input (scikit-learn's min_pos returns the largest
+    # float when nothing is positive).
+    rng = np.random.default_rng(0)
+    cases = [rng.standard_normal(50), -np.abs(rng.standard_normal(9)), np.zeros(4),
+             np.array([-0.0, 0.0, 3.0, np.nan, -np.inf]), np.array([np.nan, -1.0]),
+             np.array([-np.nan, 2.0, 1.5]), np.array([np.inf, -2.0]),
+             np.array([5e-324, 1.0]), np.array([1e300, np.inf, 7.0]), np.zeros(0)]
+    for x in cases:
+        positive = x[x > 0]
+        expected = positive.min() if positive.size else np.finfo(float).max
+        assert _min_pos(x) == expected
+        assert _min_pos(x, np.empty(x.size, dtype=np.uint64)) == expected

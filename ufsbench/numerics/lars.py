@@ -101,14 +101,22 @@ class SparseLarsPath:
         return out
 
 
-def _min_pos(x: np.ndarray, where: np.ndarray | None = None) -> float:
+def _min_pos(x: np.ndarray, work: np.ndarray | None = None) -> float:
     """Smallest strictly positive entry, or the largest float (scikit-learn's ``min_pos``).
 
-    ``where``: an optional boolean scratch array of x's shape for the mask. (A masked
-    ``np.min(x, where=...)`` is ~5x slower than this compress + min.)
+    Exact, in two passes and without a mask: the bit patterns of the positive doubles, read as
+    unsigned 64-bit integers, order as the doubles do; minus 1 (wrapping) they all lie below
+    those of +0.0 (2^64 - 1) and of the negative doubles and -0.0 (>= 2^63 - 1, sign bit set),
+    and positive NaNs lie above +inf. So the entry with the smallest pattern minus 1 is the
+    smallest positive one if any entry is positive, and is otherwise not > 0. (A boolean
+    compress + min took ~5x longer at d = 10^4; LARS calls this three times per step.)
+    ``work``: an optional uint64 scratch array of x's shape.
     """
-    pos = x[np.greater(x, 0, out=where)]
-    return float(pos.min()) if pos.size else _MAX_FLOAT
+    if not x.size:
+        return _MAX_FLOAT
+    bits = np.subtract(x.view(np.uint64), np.uint64(1), out=work)
+    best = x[int(np.argmin(bits))]
+    return float(best) if best > 0 else _MAX_FLOAT
 
 
 def _cholesky_delete(L: np.ndarray, k: int) -> None:
@@ -190,14 +198,14 @@ class _Scratch:
 
     def __init__(self, d: int):
         self.num, self.den, self.corr = np.empty(d), np.empty(d), np.empty(d)
-        self.mask = np.empty(d, dtype=bool)
+        self.bits = np.empty(d, dtype=np.uint64)
 
     def min_pos_ratio(self, num_op, C, Cov, den_op, AA, corr) -> float:
         """min_pos(num_op(C, Cov) / (den_op(AA, corr) + tiny32)) in the scratch arrays."""
         size = Cov.size
         num, den = num_op(C, Cov, out=self.num[:size]), den_op(AA, corr, out=self.den[:size])
         den += _TINY32
-        return _min_pos(np.divide(num, den, out=num), where=self.mask[:size])
+        return _min_pos(np.divide(num, den, out=num), self.bits[:size])
 
 
 def lasso_lars_ridge_path(X: np.ndarray, Xy: np.ndarray, ridge: float = 0.0, *,
