@@ -10,9 +10,10 @@ from sklearn.linear_model import lars_path_gram
 from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
-from ufsbench.methods.mcfs import (best_step, coefficients_for, sparse_spectral_coefficients,
-                                   spectral_lars_paths)
+from ufsbench.methods.mcfs import (CardinalityCoefficients, best_step, coefficients_for,
+                                   sparse_spectral_coefficients, spectral_lars_paths)
 from ufsbench.numerics import knn_graph
+from ufsbench.numerics.lars import SparseLarsPath
 from ufsbench.numerics.spectral import generalized_spectral_embedding
 from ufsbench.testing import requires_data
 
@@ -319,3 +320,20 @@ def test_mcfs_reaches_every_count_on_lymphoma():
     fit = make_selector("mcfs", n_clusters=data.n_classes, n_features_to_select=300).fit(data.X)
     assert np.all(fit.cardinality_ == 300)        # was 127-194 per eigenvector before scaling
     assert np.all(fit.scores_[fit.support_] > 0)  # no count filled with zero scores
+
+
+def test_a_drop_remainder_is_not_a_non_zero():
+    # Step 3 adds c and drops b in the same step: b's coefficient is zero in exact arithmetic
+    # but round-off may leave ~1e-17 of the largest, depending on the BLAS kernel. The count
+    # must be Cai's ``vars`` (2 after step 3), so h = 3 is first reached at step 4, whatever
+    # the remainder; counting it (as ``np.count_nonzero`` did) would stop at step 3.
+    for remainder in (0.0, 1e-17, -3e-18):
+        path = SparseLarsPath(
+            n_features=5, alphas=np.linspace(5.0, 1.0, 5),
+            active=[np.array([], dtype=int), np.array([0]), np.array([0, 1]),
+                    np.array([0, 1, 2]), np.array([0, 2, 3])],
+            coefs=[np.zeros(0), np.array([1.0]), np.array([1.5, 0.4]),
+                   np.array([2.0, remainder, 0.5]), np.array([2.2, 0.7, 0.1])])
+        assert list(path.nnz()) == [0, 1, 2, 2, 3]
+        a, reached = CardinalityCoefficients(path, 3).coef(3)
+        assert reached == 3 and np.array_equal(np.flatnonzero(a), [0, 2, 3])

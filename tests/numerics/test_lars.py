@@ -7,7 +7,8 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import lars_path_gram
 
-from ufsbench.numerics.lars import _cholesky_delete, _min_pos, lasso_lars_ridge_path
+from ufsbench.numerics.lars import (_cholesky_delete, _min_pos, cardinality,
+                                   lasso_lars_ridge_path)
 
 
 def _sklearn_path(X, y, ridge, max_iter):
@@ -111,3 +112,10 @@ def test_min_pos_is_the_smallest_positive_entry():
         expected = positive.min() if positive.size else np.finfo(float).max
         assert _min_pos(x) == expected
         assert _min_pos(x, np.empty(x.size, dtype=np.uint64)) == expected
+
+
+def test_cardinality_counts_a_drop_remainder_as_zero():
+    assert cardinality(np.array([1.0, -2.0, 1e-17, 0.0])) == 2     # a drop's remainder
+    assert cardinality(np.array([1.0, -2.0, -1e-16, 0.0])) == 2
+    assert cardinality(np.array([1.0, 3e-8, -1e-9])) == 3           # small but on the path
+    assert cardinality(np.zeros(3)) == 0 and cardinality(np.zeros(0)) == 0

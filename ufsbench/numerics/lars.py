@@ -58,6 +58,12 @@ _TINY32 = np.finfo(np.float32).tiny
 _EQUALITY_TOL = np.finfo(np.float32).eps
 _COV_PRECISION = np.finfo(np.float64).precision   # 15: the decimals corr_eq_dir is rounded to
 _MAX_FLOAT = np.finfo(np.float64).max
+#: A coefficient at most this fraction of its step's largest counts as zero in
+#: :func:`cardinality`: a lasso drop step's length is where the dropping coefficient crosses
+#: zero, and round-off leaves an exact zero or a remainder of <= 7e-17 of the step's largest
+#: depending on the BLAS kernel (measured on lymphoma, pix10p, prostate_ge, allaml, orl, jaffe:
+#: ~10 % of 10,073 drops leave one). Coefficients that stay on the path are >= 2e-8 of it there.
+ROUNDOFF_ZERO = 1e-12
 
 
 @dataclass
@@ -84,8 +90,8 @@ class SparseLarsPath:
                    coefs=[path[a, s] for s, a in enumerate(active)])
 
     def nnz(self) -> np.ndarray:
-        """Number of non-zero coefficients at every step (exact zeros excluded)."""
-        return np.array([np.count_nonzero(c) for c in self.coefs], dtype=int)
+        """:func:`cardinality` at every step: the active-set size after the step's drops."""
+        return np.array([cardinality(c) for c in self.coefs], dtype=int)
 
     def coef(self, step: int) -> np.ndarray:
         """The dense coefficient vector (n_features,) at one step."""
@@ -99,6 +105,19 @@ class SparseLarsPath:
         for s, (a, c) in enumerate(zip(self.active, self.coefs)):
             out[a, s] = c
         return out
+
+
+def cardinality(coef: np.ndarray) -> int:
+    """Non-zero coefficients of one path step, a drop's round-off remainder counted as zero.
+
+    This is the active-set size after the step (Efron et al.'s and Cai's ``lars.m`` count,
+    ``vars``, decremented at a drop step), independent of whether round-off left the dropped
+    coefficient at exactly 0 (see ``ROUNDOFF_ZERO``).
+    """
+    magnitude = np.abs(coef)
+    if not magnitude.size:
+        return 0
+    return int(np.count_nonzero(magnitude > ROUNDOFF_ZERO * magnitude.max()))
 
 
 def _min_pos(x: np.ndarray, work: np.ndarray | None = None) -> float:
@@ -220,8 +239,9 @@ def lasso_lars_ridge_path(X: np.ndarray, Xy: np.ndarray, ridge: float = 0.0, *,
     the stopping threshold alpha <= float32 eps, as in scikit-learn. ``max_iter`` only truncates:
     the path with a smaller ``max_iter`` is a prefix of this one, bit for bit. ``stop_nnz``
     (not in scikit-learn) ends the path at the first step with at least that many non-zero
-    coefficients (the cardinality stop of Efron et al.'s and Cai's ``lars.m``); it truncates
-    the same way: the path is the prefix of the unstopped one up to that step.
+    coefficients (:func:`cardinality`: the cardinality stop of Efron et al.'s and Cai's
+    ``lars.m``); it truncates the same way: the path is the prefix of the unstopped one up to
+    that step.
     """
     X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
@@ -317,7 +337,7 @@ def lasso_lars_ridge_path(X: np.ndarray, Xy: np.ndarray, ridge: float = 0.0, *,
         coef = coef + gamma_ * least_squares
         steps_active.append(indices[:n_active].copy())
         steps_coef.append(coef.copy())
-        if stop_nnz is not None and np.count_nonzero(coef) >= stop_nnz:
+        if stop_nnz is not None and cardinality(coef) >= stop_nnz:
             break
         Cov -= np.multiply(corr_eq_dir, gamma_, out=corr_eq_dir)
 
