@@ -94,15 +94,16 @@ def main() -> None:
     parser.add_argument("--points", type=int, default=10, help="settings per data set (<= 10)")
     parser.add_argument("--repeats", type=int, default=3, help="timed fits per code and setting")
     parser.add_argument("--top", type=int, default=300, help="ranking prefix that must agree")
-    parser.add_argument("--cache", default=None, help="disk cache dir (default: a fresh temp dir)")
     args = parser.parse_args()
-    os.environ["UFSBENCH_CACHE"] = args.cache or tempfile.mkdtemp(prefix="bench_rufs_grid_")
-    print(f"# {machine_line()}")
-    print(f"# command: python benchmarks/bench_rufs_grid.py {' '.join(sys.argv[1:])}")
-    print(f"# before = commit {BEFORE}; medians of {args.repeats} interleaved fits, warm cache\n")
     old_cls = old_class()
-    rows = [row for spec in args.datasets
-            for row in compare(spec, old_cls, args.points, args.repeats, args.top)]
+    with tempfile.TemporaryDirectory(prefix="bench_rufs_grid_") as cache:
+        os.environ["UFSBENCH_CACHE"] = cache           # fresh: no entry of another code version
+        print("\n".join([f"# {machine_line()}",
+                         f"# command: python benchmarks/bench_rufs_grid.py {' '.join(sys.argv[1:])}",
+                         f"# before = commit {BEFORE}; medians of {args.repeats} interleaved fits,"
+                         f" warm disk cache", ""]))
+        rows = [row for spec in args.datasets
+                for row in compare(spec, old_cls, args.points, args.repeats, args.top)]
     header = ["data", "setting", "before s", "after s", "speed-up", "bitwise equal",
               "max rel. score diff", "iterations", f"same top {args.top}"]
     print(markdown_table(header, rows))

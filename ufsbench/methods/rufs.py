@@ -150,10 +150,10 @@ class RUFS(UFSSelector):
       W-step forms X^T Q_h X (or its n x n form) as a symmetric rank-k product; the row norms
       of X - G F and X W - G computed for the objective serve the next iteration's reweighting.
       Since then, bitwise the same results (stored grid results must stay reproducible, and
-      at small beta / alpha one ulp in a residual norm moves the scores by up to 1e-7): W0 and
-      the first W-step depend on beta / alpha only and are cached per ratio
-      (:func:`rufs_first_steps`); the residuals X - G F go through one row-major buffer
-      (:func:`residual_row_norms`).
+      at small beta / alpha one-ulp noise on the residual norms moves coil20's scores by up to
+      4e-7 relative): the start, W0 and the first W-step depend on beta / alpha only and are
+      cached per ratio (:func:`rufs_first_steps`); the residuals X - G F go through one
+      row-major buffer (:func:`residual_row_norms`).
 
     Parameters
     ----------
