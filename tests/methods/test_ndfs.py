@@ -143,7 +143,8 @@ def test_symmetric_block_split_equals_dense_split(block_cells):
     A = laplacian(sparse_knn_graph(X, 5, weight="heat", sigma=None), normalized=True)
     A = A + 0.3 * np.eye(60)
     M = np.asarray(A) - Z @ Z.T
-    plus, minus = split_products_sym(A, lambda r, s: Z[r] @ Z[s:].T, F, block_cells=block_cells)
+    plus, minus = split_products_sym(A, lambda r, s, out: np.matmul(Z[r], Z[s:].T, out=out), F,
+                                     block_cells=block_cells)
     np.testing.assert_allclose(plus, pos_part(M) @ F, rtol=1e-13, atol=1e-13)
     np.testing.assert_allclose(minus, neg_part(M) @ F, rtol=1e-13, atol=1e-13)
 
