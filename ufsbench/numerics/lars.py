@@ -337,7 +337,9 @@ def lasso_lars_ridge_path(X: np.ndarray, Xy: np.ndarray, ridge: float = 0.0, *,
         coef = coef + gamma_ * least_squares
         steps_active.append(indices[:n_active].copy())
         steps_coef.append(coef.copy())
-        if stop_nnz is not None and cardinality(coef) >= stop_nnz:
+        # count_nonzero bounds the cardinality from above: the dearer count only near the stop.
+        if (stop_nnz is not None and np.count_nonzero(coef) >= stop_nnz
+                and cardinality(coef) >= stop_nnz):
             break
         Cov -= np.multiply(corr_eq_dir, gamma_, out=corr_eq_dir)
 
