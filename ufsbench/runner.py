@@ -164,7 +164,22 @@ def environment() -> dict:
     return {"ufsbench": ufsbench.__version__, "git_commit": commit or None,
             "python": platform.python_version(), "numpy": np.__version__,
             "scipy": scipy.__version__, "sklearn": sklearn.__version__,
-            "joblib": joblib.__version__, "platform": platform.platform()}
+            "joblib": joblib.__version__, "platform": platform.platform(), "blas": _blas()}
+
+
+def _blas() -> str:
+    """The BLAS libraries and the kernels they chose for this CPU (e.g. "openblas 0.3.31
+    SkylakeX"): round-off, and with it a round-off-sensitive result, depends on them."""
+    from threadpoolctl import threadpool_info
+
+    return "; ".join(f"{os.path.basename(lib.get('filepath') or '?')}: {lib.get('internal_api')} "
+                     f"{lib.get('version')} {lib.get('architecture')}"
+                     for lib in threadpool_info() if lib.get("user_api") == "blas")
+
+
+def _task_environment(task: Task) -> dict:
+    """:func:`environment` plus the BLAS threads the task ran with."""
+    return {**environment(), "blas_threads": task.threads}
 
 
 # -- one task --------------------------------------------------------------------------------
@@ -286,7 +301,7 @@ def _kmeans_records_from_one_fit(task: Task, store: ResultStore, X, y, todo: lis
         store.write_record(task.record_key(m, "kmeans"),
                            {**_kmeans_result(task, X, y, selected), "selected": selected,
                             "fit_time": fit_time, **(marks or {}), **_summary(selector),
-                            "env": environment()})
+                            "env": _task_environment(task)})
     return selector, fit_time
 
 
@@ -304,7 +319,7 @@ def _run_subset_count(task: Task, store: ResultStore, X, y, m: int, fitted=None)
         selected = np.flatnonzero(selector.get_support())
         store.write_record(key, {**_kmeans_result(task, X, y, selected), "selected": selected,
                                  "fit_time": fit_time, **_summary(selector),
-                                 "env": environment()})
+                                 "env": _task_environment(task)})
         written += 1
     own_key = task.record_key(m, "own_labels")
     if "own_labels" in task.protocol.scoring and store.needs(own_key):
@@ -324,7 +339,7 @@ def _run_subset_count(task: Task, store: ResultStore, X, y, m: int, fitted=None)
                                      "labels_from_one_fit": len(fit_times) == 1,
                                      "selected": np.flatnonzero(fitted.get_support()),
                                      "fit_time": float(np.mean(fit_times)), **_summary(fitted),
-                                     "env": environment()})
+                                     "env": _task_environment(task)})
         written += 1
     return written
 
@@ -379,7 +394,7 @@ def run_claimed_task(task: Task, X: np.ndarray, y: np.ndarray) -> int | None:
         raise
     except Exception as exc:  # noqa: BLE001 - any method error at one setting
         error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
-        store.write_failure(task.fit_key(), error, environment())
+        store.write_failure(task.fit_key(), error, _task_environment(task))
         return FAILED  # warned by the sweep's own process (run_sweep), also for joblib workers
     finally:
         lock.release()

@@ -14,6 +14,7 @@ from ufsbench.methods.mcfs import (CardinalityCoefficients, best_step, coefficie
                                    sparse_spectral_coefficients, spectral_lars_paths)
 from ufsbench.numerics import knn_graph
 from ufsbench.numerics.lars import SparseLarsPath
+from ufsbench.numerics.linalg import eigh_largest
 from ufsbench.numerics.spectral import generalized_spectral_embedding
 from ufsbench.testing import requires_data
 
@@ -337,3 +338,55 @@ def test_a_drop_remainder_is_not_a_non_zero():
         assert list(path.nnz()) == [0, 1, 2, 2, 3]
         a, reached = CardinalityCoefficients(path, 3).coef(3)
         assert reached == 3 and np.array_equal(np.flatnonzero(a), [0, 2, 3])
+
+
+@pytest.fixture(scope="module")
+def four_components():
+    # Well separated clusters: the k = 5 graph has 4 components, so lambda = 0 is triple after
+    # the trivial vector is deflated, and the eigensolver's basis of it is decided by round-off.
+    return make_synthetic(n_samples=80, n_features=40, n_informative=8, n_clusters=4,
+                          separation=12.0, random_state=3)
+
+
+def _rotate_null_space(monkeypatch, angle_seed):
+    from scipy.stats import ortho_group
+
+    from ufsbench.numerics import spectral
+
+    def rotated(A, k):
+        mu, U = eigh_largest(A, k)
+        null = np.flatnonzero(np.abs(mu - mu[0]) < 1e-8)
+        U = U.copy()
+        U[:, null] = U[:, null] @ ortho_group.rvs(null.size, random_state=angle_seed)
+        return mu, U
+
+    monkeypatch.setattr(spectral, "eigh_largest", rotated)
+
+
+def test_selection_does_not_depend_on_the_eigensolvers_basis(four_components, monkeypatch):
+    X = four_components.X
+    S = knn_graph(X, k=5, weight="heat", sigma=None)
+    _, lam = generalized_spectral_embedding(S, 4)
+    assert np.sum(lam < 1e-10) == 3                      # the null space is what is exercised
+    reference = make_selector("mcfs", n_clusters=4, n_features_to_select=12).fit(X)
+    for seed in (1, 2):
+        _rotate_null_space(monkeypatch, seed)
+        other = make_selector("mcfs", n_clusters=4, n_features_to_select=12).fit(X)
+        np.testing.assert_allclose(other.embedding_, reference.embedding_, atol=1e-10)
+        assert np.array_equal(other.support_, reference.support_)
+
+
+def test_sparse_and_dense_embeddings_agree_on_a_multiple_eigenvalue(four_components):
+    from ufsbench.numerics.graphs import sparse_knn_graph
+
+    X = four_components.X
+    Y, _ = generalized_spectral_embedding(knn_graph(X, k=5, weight="heat", sigma=None), 4)
+    Ys, _ = generalized_spectral_embedding(
+        sparse_knn_graph(X, k=5, weight="heat", sigma=None, large=True), 4)
+    np.testing.assert_allclose(Ys, Y, atol=1e-7)
+
+
+def test_warns_when_the_null_space_is_cut(four_components):
+    S = knn_graph(four_components.X, k=5, weight="binary", sigma=None)
+    with pytest.warns(RuntimeWarning, match="4 connected components"):
+        generalized_spectral_embedding(S, 2)

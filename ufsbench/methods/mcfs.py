@@ -227,6 +227,14 @@ class MCFS(UFSSelector):
       Measured (``python benchmarks/bench_mcfs.py``, h = 100, K = c, OMP_NUM_THREADS=1):
       prostate_ge 102 x 5966 and synthetic 100 x 10000 in a few seconds instead of 15-40 s, with
       a peak of a few MB instead of 0.9-2.4 GB; see the script's output for the exact numbers.
+    * Which eigenvectors when an eigenvalue is multiple: a kNN graph with C connected components
+      (att/orl 3, jaffe and pix10p 6, coil20 9 at k = 5) has lambda = 0 C times, and the
+      eigensolver's basis of that eigenspace is decided by round-off. Each eigenvector is
+      regressed separately with an l1 penalty, so the selection depends on the basis: the same
+      code gave 3 different coil20/att subsets under 3 BLAS configurations (Skylake-X and
+      Haswell kernels, 1 or 2 threads; Jaccard down to 0.5). The paper (any basis of the
+      eigenspace is a solution) and Cai's ``eigs`` leave this open; we take the canonical basis
+      of :func:`ufsbench.numerics.linalg.canonical_eigenbasis` (MCFS revision 3).
     * K (``n_eigenvectors``) defaults to the number of clusters c (the paper's experiments and
       FSASL); Cai's code default is 5.
     * Graph: k = 5 neighbours, "or"-symmetrised, heat kernel exp(-||x_i - x_j||^2 / sigma) with
@@ -242,7 +250,8 @@ class MCFS(UFSSelector):
     one_fit_serves_counts = True
     #: 1: the first step with h non-zeros (was: the last among the first 4h + 20 steps).
     #: 2: a drop step's round-off remainder no longer counts as a non-zero (lars.cardinality).
-    revision = 2
+    #: 3: a multiple eigenvalue's eigenvectors in a canonical basis (the same on every machine).
+    revision = 3
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, k=5,
                  weight="heat", sigma=None, n_eigenvectors=None, ridge=1e-3):

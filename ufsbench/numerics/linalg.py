@@ -29,6 +29,45 @@ def sym(A: np.ndarray) -> np.ndarray:
     return 0.5 * (A + A.T)
 
 
+#: Eigenvalues closer than this (absolute; the matrices passed have norm ~1) count as one
+#: multiple eigenvalue in :func:`canonical_eigenbasis`. An exact multiple eigenvalue comes out of
+#: LAPACK split by ~1e-15; below ~1e-8 a gap leaves the eigenvectors ill-determined anyway (their
+#: round-off sensitivity is ~1e-16 n / gap).
+DEGENERATE_TOL = 1e-8
+
+
+def degenerate_clusters(values: np.ndarray, tol: float = DEGENERATE_TOL) -> list[np.ndarray]:
+    """Index runs (length >= 2) of sorted eigenvalues, each within ``tol`` of its neighbour."""
+    values = np.asarray(values, dtype=float)
+    breaks = np.flatnonzero(np.abs(np.diff(values)) > tol) + 1
+    return [run for run in np.split(np.arange(values.size), breaks) if run.size >= 2]
+
+
+def canonical_eigenbasis(values: np.ndarray, vectors: np.ndarray,
+                         tol: float = DEGENERATE_TOL) -> np.ndarray:
+    """``vectors`` with the basis of every multiple eigenvalue made a function of its eigenspace.
+
+    For a multiple eigenvalue an eigensolver returns an arbitrary orthonormal basis of the
+    eigenspace, decided by round-off -- the BLAS kernel of the CPU, the thread count -- and a
+    method reading the vectors one by one (MCFS regresses each on X with an l1 penalty) then
+    selects other features on another machine. Here each such basis U_c (n x r) is replaced by
+    the QR factor (positive R diagonal) of P G, where P = U_c U_c^T is the eigenspace's
+    projector and G a fixed n x r Gaussian probe (seed 0): a continuous function of the
+    eigenspace alone, so solver round-off moves it by round-off only. Columns of simple
+    eigenvalues are returned bit for bit; ``values`` must be sorted (either way).
+    """
+    clusters = degenerate_clusters(values, tol)
+    if not clusters:
+        return vectors
+    vectors = np.array(vectors, dtype=float)
+    for run in clusters:
+        basis = vectors[:, run]
+        probe = np.random.default_rng(0).standard_normal((basis.shape[0], run.size))
+        Q, R = np.linalg.qr(basis @ (basis.T @ probe))
+        vectors[:, run] = Q * np.where(np.diag(R) < 0.0, -1.0, 1.0)
+    return vectors
+
+
 def eigh_smallest(A: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The k smallest eigenpairs of a dense symmetric matrix (ascending), by LAPACK subset eigh."""
     vals, vecs = sla.eigh(sym(A), subset_by_index=[0, k - 1], driver="evr")

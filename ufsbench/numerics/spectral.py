@@ -12,12 +12,15 @@ Import by module path; nothing is exported from ``ufsbench.numerics``.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import eigsh
 
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
-from ufsbench.numerics.linalg import eigh_largest, eigh_smallest
+from ufsbench.numerics.linalg import canonical_eigenbasis, eigh_largest, eigh_smallest
 
 #: Relative accuracy of the Lanczos eigenpairs on the sparse (large-n) path.
 SPARSE_EIG_TOL = 1e-10
@@ -37,8 +40,6 @@ def sparse_eigh(A, k: int, which: str, deflate: np.ndarray | None = None):
     Lanczos from a fixed start vector otherwise -- and a Rayleigh-Ritz step on the union (an
     invariant subspace of A and of the deflated A) picks the k extreme pairs. Deterministic.
     """
-    from scipy.sparse.csgraph import connected_components
-
     A = sp.csr_matrix(A, dtype=float)
     n = A.shape[0]
     m = k + (deflate is not None)
@@ -85,11 +86,18 @@ def generalized_spectral_embedding(S: np.ndarray, n_components: int,
     Y^T D 1 = 0 also on a disconnected graph (Cai's code drops "the first" eigenvector, the same
     thing on a connected graph). Zero-degree samples (isolated by an underflowing kernel) get
     D^{-1/2} = 0 and a zero row in Y.
+
+    A graph with C connected components has lambda = 0 C times; the basis the eigensolver picks
+    for it (and for any other multiple eigenvalue) is replaced by a canonical one
+    (:func:`canonical_eigenbasis`), so that Y does not depend on the CPU's BLAS kernel or the
+    thread count. When the multiple eigenvalue has more dimensions than are asked for, which of
+    them are returned is arbitrary; a warning says so.
     """
     n = S.shape[0]
     if not 1 <= n_components <= n - int(drop_trivial):
         raise ValueError(f"cannot take {n_components} eigenvectors (+{int(drop_trivial)} trivial) "
                          f"of a graph on {n} samples")
+    _warn_if_null_space_cut(S, n_components + int(drop_trivial))
     degree = np.asarray(S.sum(axis=1), dtype=float).ravel()
     inv_sqrt = np.zeros_like(degree)
     positive = degree > 0
@@ -98,7 +106,7 @@ def generalized_spectral_embedding(S: np.ndarray, n_components: int,
         scale = sp.diags(inv_sqrt)
         u0 = np.sqrt(degree) / np.sqrt(degree.sum()) if drop_trivial else None
         mu, U = sparse_eigh(scale @ S @ scale, n_components, "LA", deflate=u0)
-        return _sign_fixed(inv_sqrt[:, None] * U), 1.0 - mu
+        return _sign_fixed(inv_sqrt[:, None] * canonical_eigenbasis(mu, U)), 1.0 - mu
     N = inv_sqrt[:, None] * S * inv_sqrt[None, :]
     if drop_trivial:
         # Deflate the trivial eigenvector u0 = D^{1/2} 1 (eigenvalue 1 of N) explicitly instead of
@@ -108,7 +116,17 @@ def generalized_spectral_embedding(S: np.ndarray, n_components: int,
         u0 = np.sqrt(degree) / np.sqrt(degree.sum())
         N = N - np.outer(u0, u0)
     mu, U = eigh_largest(N, n_components)
-    return _sign_fixed(inv_sqrt[:, None] * U), 1.0 - mu
+    return _sign_fixed(inv_sqrt[:, None] * canonical_eigenbasis(mu, U)), 1.0 - mu
+
+
+def _warn_if_null_space_cut(S, n_vectors: int) -> None:
+    """Warn when the graph's components outnumber the eigenvectors computed (trivial included)."""
+    count, _ = connected_components(sp.csr_matrix(S), directed=False)
+    if count > n_vectors:
+        warnings.warn(f"the graph has {count} connected components, so lambda = 0 has "
+                      f"{count} dimensions and the {n_vectors} eigenvectors computed are an "
+                      "arbitrary part of them; use more neighbours (k) or more eigenvectors",
+                      RuntimeWarning, stacklevel=3)
 
 
 def _sign_fixed(Y: np.ndarray) -> np.ndarray:
