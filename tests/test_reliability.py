@@ -385,6 +385,27 @@ def test_regress_cli_update_then_check_then_regression(tmp_path, capsys, monkeyp
     assert "ACC moved" in out and "acc_ref" in out and "1 regression(s)" in out
 
 
+def test_update_of_some_methods_keeps_the_others_rows(tmp_path, monkeypatch, regression_run):
+    from ufsbench import regress
+
+    monkeypatch.setattr(regress, "run_regression", lambda methods, *a, **k:
+                        regression_run[regression_run["method"].isin(methods)])
+    ref = tmp_path / "reference"
+    regress.cli_main(["--update", "--reference", str(ref), "--quiet"])
+    before = regress.read_reference(ref)
+    other = sorted(set(before["method"]) - {"ls"})[0]
+    changed = regression_run.assign(acc_mean=regression_run["acc_mean"] + 0.5)
+    monkeypatch.setattr(regress, "run_regression", lambda methods, *a, **k:
+                        changed[changed["method"].isin(methods)])
+    regress.cli_main(["--update", "--reference", str(ref), "--methods", "ls", "--quiet"])
+    after = regress.read_reference(ref)
+    assert len(after) == len(before) and set(after["method"]) == set(before["method"])
+    moved = (after["acc_mean"] - before["acc_mean"]).round(6)
+    assert (moved[after["method"] == "ls"] == 0.5).all()
+    assert (moved[after["method"] == other] == 0.0).all()
+    assert json.loads((ref / "meta.json").read_text())["methods"] == sorted(set(before["method"]))
+
+
 @pytest.mark.parametrize("change, status", [
     (lambda ref: ref.assign(acc_mean=ref["acc_mean"] + 0.005), None),
     (lambda ref: ref.assign(acc_mean=ref["acc_mean"] - 0.05), "ACC moved"),

@@ -138,6 +138,15 @@ def write_reference(df: pd.DataFrame, reference_dir: Path) -> Path:
     return path
 
 
+def with_other_methods(current: pd.DataFrame, reference: pd.DataFrame,
+                       methods: list[str]) -> pd.DataFrame:
+    """``current`` plus the reference rows of the methods not rerun (``--update --methods``
+    replaces those methods' rows only)."""
+    kept = reference[~reference["method"].isin(methods)].assign(error="")
+    merged = pd.concat([kept, current], ignore_index=True)
+    return merged.sort_values(KEY_COLUMNS, kind="stable").reset_index(drop=True)
+
+
 def read_reference(reference_dir: Path) -> pd.DataFrame:
     path = reference_dir / REFERENCE_FILE
     if not path.is_file():
@@ -342,8 +351,10 @@ def cli_main(args: list[str]) -> None:
     with tempfile.TemporaryDirectory(prefix="ufsbench-regress-") as tmp:
         current = run_regression(methods, Path(tmp), progress=not opts.quiet)
     if opts.update:
+        if opts.methods and (reference_dir / REFERENCE_FILE).is_file():
+            current = with_other_methods(current, read_reference(reference_dir), methods)
         path = write_reference(current, reference_dir)
-        print(f"wrote {path} ({len(current)} rows, {len(methods)} methods)")
+        print(f"wrote {path} ({len(current)} rows, {len(methods)} method(s) rerun)")
         return
     comparison = compare(current, reference, opts.tol, methods=methods)
     regressions = comparison[comparison["status"].map(is_regression)]
