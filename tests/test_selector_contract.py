@@ -79,3 +79,17 @@ def test_bad_counts_are_named(name):
         make_selector(name, n_features_to_select=5, n_clusters=61).fit(DATA.X)
     with pytest.raises(UFSBenchError, match="unknown parameter"):
         make_selector(name, not_a_parameter=1)
+
+
+def test_a_fit_whose_scores_are_all_equal_says_so():
+    import warnings
+
+    from ufsbench.methods.base import DegenerateScoresWarning
+
+    # EUFS with a huge l2,1 weight shrinks V to zero: every score 0, selection = lowest indices.
+    with pytest.warns(DegenerateScoresWarning, match="all 20 feature scores are equal"):
+        shrunk = fitted("eufs", alpha=1e12)
+    assert np.array_equal(shrunk.get_support(indices=True), np.arange(5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateScoresWarning)
+        fitted("eufs")                                   # a fit that ranks: no warning

@@ -23,6 +23,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import warnings
 from typing import ClassVar
 
 import numpy as np
@@ -38,6 +39,20 @@ DEFAULT_N_FEATURES = 50
 
 class NonNumericInputError(UFSBenchError, TypeError):
     """X holds values that are not numbers (a TypeError too, as scikit-learn expects)."""
+
+
+class DegenerateScoresWarning(UserWarning):
+    """A ranking fit gave every feature the same score: its selection is not the model's."""
+
+
+def _warn_if_scores_all_equal(name: str, scores: np.ndarray) -> None:
+    finite = scores[np.isfinite(scores)]
+    if scores.size > 1 and (finite.size == 0 or np.ptp(finite) == 0.0):
+        value = finite[0] if finite.size else np.nan
+        warnings.warn(f"{name}: all {scores.size} feature scores are equal ({value:g}), so the "
+                      "selection is simply the lowest feature indices; at these parameters the "
+                      "model shrinks every feature alike (e.g. a sparsity weight too large for "
+                      "the data's scale)", DegenerateScoresWarning, stacklevel=3)
 
 
 class UFSSelector(SelectorMixin, BaseEstimator):
@@ -70,6 +85,7 @@ class UFSSelector(SelectorMixin, BaseEstimator):
         self._fit(X)
         if self.selection_kind == "ranking":
             self.scores_ = np.asarray(self.scores_, dtype=float)
+            _warn_if_scores_all_equal(type(self).__name__, self.scores_)
             self.ranking_ = ranking_from_scores(self.scores_)
             self.support_ = np.zeros(X.shape[1], dtype=bool)
             self.support_[self.ranking_[: self.n_features_to_select_]] = True
