@@ -53,8 +53,9 @@ def tiny_published() -> pd.DataFrame:
     return df.assign(paper="T", uncertain=False, note="")
 
 
-def write_planted_store(exp: dict, results_dir: Path) -> pd.DataFrame:
-    """Records written under the runner's own keys, with planted per-run scores."""
+def write_planted_store(exp: dict, results_dir: Path, warned: tuple = ()) -> pd.DataFrame:
+    """Records written under the runner's own keys, with planted per-run scores; the fits of
+    the (weight, count) pairs in ``warned`` carry a DegenerateScoresWarning."""
     data = load_dataset("synthetic")
     store = ResultStore(results_dir)
     protocol = rp.run_protocol(["kmeans"])
@@ -69,8 +70,26 @@ def write_planted_store(exp: dict, results_dir: Path) -> pd.DataFrame:
                 store.write_record(task.record_key(m, "kmeans"), {
                     "acc": acc, "nmi": {"max": acc - 0.2, "sqrt": acc - 0.1,
                                         "arithmetic": acc - 0.3},
-                    "selected": list(range(m)), "fit_time": 0.0})
+                    "selected": list(range(m)), "fit_time": 0.0,
+                    "fit_warnings": [f"DegenerateScoresWarning: all {data.n_features} feature "
+                                     "scores are equal (0)"]
+                    if (task.params.get("weight"), m) in warned else []})
     return load_results(results_dir)
+
+
+def test_a_degenerate_fit_picked_by_a_rule_is_named_in_the_row(tmp_path):
+    exp = tiny_experiment()
+    clean = rp.compare(exp, write_planted_store(exp, tmp_path / "a"), published=tiny_published())
+    assert not clean["reason"].fillna("").str.contains("degenerate").any()
+    df = write_planted_store(exp, tmp_path / "b", warned=(("binary", 30),))
+    assert df["degenerate"].sum() == 1
+    cells = rp.compare(exp, df, published=tiny_published())
+    acc = cells[(cells["method"] == "ls") & (cells["dataset"] == "syn")
+                & (cells["table"] == "Table 1")].iloc[0]
+    # the papers' rule picks (binary, 30); label-free (heat, 20) and split (binary, 10) do not
+    assert "degenerate fit picked (the papers' rule)" in acc["reason"]
+    shown = rp.display_frame(cells[cells["method"] == "ls"])["status"]
+    assert shown.str.startswith("ok; degenerate fit picked").sum() == 2   # syn: ACC and NMI
 
 
 def test_three_rules_pick_planted_cells_and_compare_with_published(tmp_path):

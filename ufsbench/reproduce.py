@@ -371,6 +371,20 @@ def row_records(df: pd.DataFrame, registry_name: str, row: dict, scoring: str, c
     return sel[sel["n_features"].isin(capped)], default, middle_count(capped), len(settings)
 
 
+def degenerate_picks_note(records: pd.DataFrame, picks: dict) -> str:
+    """Names the rules whose pick is a degenerate fit (every feature scored alike, so its
+    "selection" is the first m features), or ""."""
+    if "degenerate" not in records or not records["degenerate"].any():
+        return ""
+    rules = [label for rule, label in (("paper", "the papers' rule"), ("label_free", "label-free"),
+                                       ("split", "split"))
+             if picks.get(rule) is not None
+             and records[(records["params"] == picks[rule][3])
+                         & (records["n_features"] == picks[rule][2])]["degenerate"].any()]
+    return (f"degenerate fit picked ({', '.join(rules)}): every feature scored alike, the "
+            "selection is the first m features") if rules else ""
+
+
 def registry_n_features(registry_name: str) -> int:
     """d of a registered data set (feature counts are capped at it, as the runner does)."""
     from ufsbench.datasets import dataset_entry
@@ -467,6 +481,8 @@ def _entry_rows(exp, df, entry, data_dir, thin, in_run) -> list[dict]:
             reason = "the grid is not complete: rerun to finish it"
         if status == "ok" and p is None and not exp.get("figure"):
             reason = "no published cell for this row"
+        if status == "ok":
+            reason = "; ".join(filter(None, [reason, degenerate_picks_note(recs, picks)]))
         out.append(_cell(dict(cell, status=status, reason=reason, n_settings=n_settings), picks))
     for c in out:
         c["difference"] = c["ours_mean"] - c["published_mean"]
@@ -590,6 +606,15 @@ def _method_label(cell) -> str:
     return label + (" [reconstructed]" if cell["reconstructed"] else "")
 
 
+def _status_text(status: str, reason) -> str:
+    """A row's status, with its reason unless the row is "ok" (then only a degenerate pick)."""
+    if status != "ok":
+        return f"{status}: {reason}"
+    notes = [n for n in str(reason if isinstance(reason, str) else "").split("; ")
+             if n.startswith("degenerate")]
+    return "; ".join(["ok", *notes])
+
+
 def display_frame(cells: pd.DataFrame) -> pd.DataFrame:
     """Human-readable columns: ours / theirs / difference / honest rules / status."""
     frame = pd.DataFrame({
@@ -603,7 +628,7 @@ def display_frame(cells: pd.DataFrame) -> pd.DataFrame:
             ["label_free_mean", "label_free_std", "label_free_n_features"]].itertuples(index=False)],
         "split": [_fmt(a, b, c) for a, b, c in cells[
             ["split_mean", "split_std", "split_n_features"]].itertuples(index=False)],
-        "status": [s if s == "ok" else f"{s}: {r}" for s, r in cells[["status", "reason"]]
+        "status": [_status_text(s, r) for s, r in cells[["status", "reason"]]
                    .itertuples(index=False)]})
     frame.loc[cells["published_uncertain"].to_numpy(), "theirs"] += " (uncertain)"
     return frame

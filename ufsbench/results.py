@@ -500,7 +500,8 @@ def load_results(results_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     fit_time, eval_time (seconds of K-means; 0 when the subset's scores were cached; None in records
     older than the subset cache), data_checksum, revision (the method's revision the record was
     made with), stale (the data file changed since, or the method was revised since: its
-    selections would differ), reconstructed, path.
+    selections would differ), reconstructed, path, degenerate (the fit warned that every feature
+    scored alike: its selection is the lowest indices).
     """
     from ufsbench.datasets.registry import current_checksum
 
@@ -519,7 +520,9 @@ def load_results(results_dir: str | os.PathLike | None = None) -> pd.DataFrame:
                "nmi_runs": nmi_all[norm].tolist(),
                "fit_time": rec.get("fit_time"), "eval_time": rec.get("eval_time"),
                "data_checksum": key["data_checksum"],
-               "reconstructed": bool(rec.get("reconstructed", False)), "path": rec["path"]}
+               "reconstructed": bool(rec.get("reconstructed", False)), "path": rec["path"],
+               "degenerate": any(w.startswith("DegenerateScoresWarning")
+                                 for w in rec.get("fit_warnings") or [])}
         for name, values in nmi_all.items():
             row[f"nmi_{name}_mean"] = values.mean()
         for name, value in key["params"].items():
