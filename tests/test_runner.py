@@ -41,6 +41,8 @@ def test_n_jobs_times_threads_within_cores():
     for n_jobs in (-1, 1, 2, 64):
         workers, threads = resolve_n_jobs(n_jobs, n_tasks=10)
         assert workers * threads <= max(cores, 1) and workers >= 1 and threads >= 1
+    # A record must not depend on how many tasks were pending: one task gets no more threads.
+    assert resolve_n_jobs(-1, n_tasks=1)[1] == resolve_n_jobs(-1, n_tasks=10)[1] == 1
 
 
 def test_sweep_writes_one_record_per_count_and_resumes(tmp_path):

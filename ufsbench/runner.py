@@ -4,8 +4,8 @@ One *task* is one (dataset, method, parameter setting). A ranking method is fitt
 and evaluated at every feature count; a subset method is refitted per count, unless it declares
 ``one_fit_serves_counts`` (its fit at the largest count gives every smaller count's exact subset
 through ``top_features``): then it is fitted once per task for its K-means records; "all" methods
-are evaluated once on every feature. Tasks run in parallel with joblib, each worker limited to
-``cores // n_jobs`` BLAS threads so that workers do not oversubscribe the machine. Every finished
+are evaluated once on every feature. Tasks run in parallel with joblib, each task limited to
+one BLAS thread (:data:`BLAS_THREADS_PER_TASK`), whatever the number of workers. Every finished
 evaluation is written at once as its own record, so an interrupted sweep loses nothing finished
 and a rerun resumes. A task is claimed with a lock file in the store before it runs, so that two
 sweeps on one results directory (two ``ufsbench run`` processes, or several machines sharing a
@@ -425,13 +425,21 @@ def task_is_done(task: Task, n_features: int) -> bool:
     return all(store.has(task.record_key(m, s)) for m in counts for s in scorings)
 
 
+#: BLAS threads of every task, fixed rather than cores // workers: a BLAS reduction split over
+#: another number of threads rounds differently, and round-off-sensitive fits select
+#: differently (MCFS before revision 3 with 2 threads instead of 1 on att; SOGFS, whose first
+#: W-step eigenvalue can be multiple, across BLAS kernels). With cores // workers a sweep with
+#: one pending task ran it with 2 threads, so a record depended on how the store was filled.
+BLAS_THREADS_PER_TASK = 1
+
+
 def resolve_n_jobs(n_jobs: int | None, n_tasks: int) -> tuple[int, int]:
-    """(workers, BLAS threads per worker) with workers x threads <= cores."""
+    """(workers, BLAS threads per task): at most one worker per core and per task."""
     cores = os.cpu_count() or 1
     if n_jobs is None or n_jobs <= 0:
         n_jobs = cores
     n_jobs = max(1, min(int(n_jobs), n_tasks, cores))
-    return n_jobs, max(1, cores // n_jobs)
+    return n_jobs, BLAS_THREADS_PER_TASK
 
 
 def run_sweep(dataset: Dataset, tasks: list[Task], n_jobs: int | None = -1,
