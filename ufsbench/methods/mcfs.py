@@ -231,8 +231,9 @@ class MCFS(UFSSelector):
       (att/orl 3, jaffe and pix10p 6, coil20 9 at k = 5) has lambda = 0 C times, and the
       eigensolver's basis of that eigenspace is decided by round-off. Each eigenvector is
       regressed separately with an l1 penalty, so the selection depends on the basis: the same
-      code gave 3 different coil20/att subsets under 3 BLAS configurations (Skylake-X and
-      Haswell kernels, 1 or 2 threads; Jaccard down to 0.5). The paper (any basis of the
+      code gave different subsets on att, orl, jaffe and pix10p under three BLAS configurations
+      (Skylake-X and Haswell kernels, 1 or 2 threads), and a fresh run's coil20 and att subsets
+      differed from stored ones with Jaccard down to 0.5. The paper (any basis of the
       eigenspace is a solution) and Cai's ``eigs`` leave this open; we take the canonical basis
       of :func:`ufsbench.numerics.linalg.canonical_eigenbasis` (MCFS revision 3).
     * K (``n_eigenvectors``) defaults to the number of clusters c (the paper's experiments and
