@@ -139,8 +139,8 @@ def test_unwritable_results_dir_gives_clear_error(tmp_path):
 
 SWEEP = [sys.executable, "-m", "ufsbench.cli", "run", "dataset=synthetic", "method=ls",
          "+method.grid.k=[3,4,5,6,7,8,9,10,11,12]", "baselines=[]", "n_jobs=1",
-         "evaluation.n_runs=5",
-         "feature_counts=[5,10,15,20,25,30]"]  # enough distinct subsets to outlast the kills
+         "evaluation.n_runs=20",
+         "feature_counts=[5,10,15,20,25,30]"]  # 120 records: enough to outlast three kills
 
 
 def _records(directory):
@@ -155,11 +155,13 @@ def test_sigkill_mid_sweep_keeps_finished_records_and_rerun_completes(tmp_path):
     for _ in range(3):  # killed three times in a row, at random moments after some progress
         proc = subprocess.Popen(SWEEP + [f"results_dir={interrupted}"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        target = len(_records(interrupted)) + 1
+        # Progress is bounded in records, not seconds: a fast machine writes this sweep's
+        # 120 records in well under a second, so a timed pause could let it finish.
+        target = len(_records(interrupted)) + int(rng.integers(1, 8))
         deadline = time.time() + 120
         while len(_records(interrupted)) < target and time.time() < deadline:
-            time.sleep(0.05)
-        time.sleep(rng.uniform(0, 0.3))  # mid-fit, mid-write or while holding a task lock
+            time.sleep(0.002)
+        time.sleep(rng.uniform(0, 0.01))  # mid-fit, mid-write or while holding a task lock
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     before = _records(interrupted)
