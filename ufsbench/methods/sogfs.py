@@ -10,12 +10,14 @@ from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods._checks import check_choice, check_int, check_number
 from ufsbench.methods.base import UFSSelector, register
-from ufsbench.numerics import (connected_components_count, eigh_smallest, knn_indices, l21_norm,
+from ufsbench.numerics import (eigh_smallest, knn_indices, l21_norm,
                                l21_reweight, laplacian, project_simplex_rows, row_norms,
                                smallest_eigvecs_diag_plus_lowrank, squared_distances, sym)
 from ufsbench.numerics.diag_lowrank import (dense_smallest_eigvecs,
                                             smallest_eigvecs_tied_diag_plus_lowrank)
-from ufsbench.numerics.laplacian_eig import laplacian_smallest_eigvecs
+from ufsbench.numerics.graphs import connected_component_labels
+from ufsbench.numerics.laplacian_eig import (canonical_null_space_vectors,
+                                             laplacian_smallest_eigvecs)
 from ufsbench.numerics.preprocess import center_unit_norm
 from ufsbench.numerics.simplex import project_simplex_rows_sparse
 
@@ -182,6 +184,13 @@ class SOGFS(UFSSelector):
       gamma, so the cut does not depend on on which side of gamma round-off puts them (compared
       exactly, a 4e-16 change of L_S moved the scores on orl by up to 0.96 and 15% of the top-100;
       now a 1e-14 perturbation of the data leaves the top-100 unchanged -- tested).
+    * Degenerate F-step. When S has more than c connected components, 0 is an eigenvalue of L_S
+      of that multiplicity and any c-dimensional part of the null space solves (14). F is then
+      the first c columns of a canonical basis of the null space: QR of the null-space projector
+      (from the normalised component indicators) times a fixed probe, so it does not depend on
+      the eigensolver or the BLAS kernel (tested). It matters for the first S-step (JAFFE's
+      initial graph at k = 5 has 15 components for c = 10); later, F is kept unchanged while
+      S has too many components.
     * lambda: starts at alpha (the mean of the alpha_i of Eq. (26), as the Nie group's code does),
       doubled when S has fewer than c connected components, halved when more (then F keeps its
       previous value, as in that code); components are counted exactly on the support of S. Stop
@@ -225,6 +234,10 @@ class SOGFS(UFSSelector):
     ``lambda_history_``, ``n_components_history_``, ``alpha_``, ``lambda_``, ``n_iter_``,
     ``w_solver_paths_``.
     """
+
+    #: 1: F of an S with more than c components is a function of the components (the same on
+    #: every machine), not the eigensolver's choice.
+    revision = 1
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, gamma=1.0,
                  m=None, k=5, max_iter=50, inner_iter=1, tol=1e-5, eps=1e-8, lambda_init=None,
@@ -272,11 +285,21 @@ class SOGFS(UFSSelector):
             return sp.csr_matrix(S), sp.csr_matrix(L)
         return S, L
 
-    def _f_step(self, L, c: int, F_prev: np.ndarray | None):
-        """Problem (14): (eigenvalues, F) = the c smallest eigenpairs of L_S."""
+    def _f_step(self, S_graph, L, c: int, F_prev: np.ndarray | None):
+        """Problem (14): (F = the c smallest eigenvectors of L_S, the components of S).
+
+        With more than c components the c smallest eigenvalues are all 0 and every c-dimensional
+        part of the null space solves (14); an eigensolver's part is round-off's choice, and the
+        next S-step reads F through ||f_i - f_j||^2, so the whole fit moved with the CPU's BLAS
+        kernel (JAFFE: the initial S has 15 components for c = 10). Such F is taken as a function
+        of the components alone (``canonical_null_space_vectors``; revision 1).
+        """
+        n_comp, labels = connected_component_labels(S_graph)
+        if n_comp > c:
+            return canonical_null_space_vectors(labels, c), n_comp
         if self.solver == "fast":
-            return laplacian_smallest_eigvecs(L, c, warm=F_prev)
-        return eigh_smallest(L, c)
+            return laplacian_smallest_eigvecs(L, c, warm=F_prev)[1], n_comp
+        return eigh_smallest(L, c)[1], n_comp
 
     def _fit(self, X):
         n, d = X.shape
@@ -292,8 +315,8 @@ class SOGFS(UFSSelector):
         alpha, local0, S = cached_call(initial_graph, X, k=k, neighbours=self.neighbours,
                                        full_sort=full_sort)
         lam = alpha if self.lambda_init is None else float(self.lambda_init)
-        L = self._graph(S)[1]
-        F = self._f_step(L, c, None)[1]
+        S_graph, L = self._graph(S)
+        F = self._f_step(S_graph, L, c, None)[0]
         q = np.ones(d)                                    # Algorithm 1: Q = I at the start
         W = None
         self.objective_history_, self.w_objective_history_ = [], []
@@ -316,8 +339,7 @@ class SOGFS(UFSSelector):
             S = s_step(dist, alpha, nbrs, full_sort=full_sort)
             # Steps 2-3: L_S and F (problem (14)) from the new S.
             S_graph, L = self._graph(S)
-            F_new = self._f_step(L, c, F)[1]
-            n_comp = connected_components_count(S_graph)
+            F_new, n_comp = self._f_step(S_graph, L, c, F)
             # Objective (6) with this iteration's lambda.
             objective = (float(np.sum(Mdist * S)) + alpha * float(np.sum(S * S))
                          + gamma * l21_norm(W) + 2.0 * lam * float(np.einsum("ij,ij->", F_new,

@@ -129,8 +129,9 @@ def laplacian(S: np.ndarray, normalized: bool = False) -> np.ndarray:
     return np.eye(S.shape[0]) - inv_sqrt[:, None] * S * inv_sqrt[None, :]
 
 
-def connected_components_count(S: np.ndarray, tol: float = 0.0) -> int:
-    """Number of connected components of the graph whose edges are |S_ij| > tol."""
+def connected_component_labels(S, tol: float = 0.0) -> tuple[int, np.ndarray]:
+    """(count, labels) of the connected components of the graph whose edges are |S_ij| > tol
+    (either direction)."""
     from scipy.sparse.csgraph import connected_components
 
     if sp.issparse(S):
@@ -139,7 +140,13 @@ def connected_components_count(S: np.ndarray, tol: float = 0.0) -> int:
         adjacency = adjacency + adjacency.T
     else:
         adjacency = (np.abs(S) > tol) | (np.abs(S.T) > tol)
-    return int(connected_components(adjacency, directed=False)[0])
+    count, labels = connected_components(adjacency, directed=False)
+    return int(count), labels
+
+
+def connected_components_count(S: np.ndarray, tol: float = 0.0) -> int:
+    """Number of connected components of the graph whose edges are |S_ij| > tol."""
+    return connected_component_labels(S, tol)[0]
 
 
 def _sparse_laplacian(S: sp.csr_matrix, normalized: bool) -> sp.csr_matrix:

@@ -6,8 +6,9 @@ subset ``eigh`` of the n x n Laplacian costs O(n^3) (tridiagonalisation) whateve
 here L - sigma I (sigma < 0, so positive definite) is factorised once by sparse LU and ARPACK
 iterates with its inverse, whose largest eigenvalues 1 / (lambda - sigma) are the wanted ones and
 are well separated from the rest. The tolerance is machine precision (``tol=0``), so the result
-is the dense one up to round-off; when eigenvalues tie across the cut (more than c zero
-eigenvalues: S has more than c components) any basis of the tied space is as valid as LAPACK's.
+is the dense one up to round-off. When the zero eigenvalue is cut (S has more than c components,
+so more than c zero eigenvalues) every solver returns some c-dimensional part of the null space
+chosen by round-off; :func:`canonical_null_space_vectors` gives one chosen by the components alone.
 
 Determinism: ARPACK's default start vector is random; here it is a fixed function of the input
 (the previous eigenvectors, a warm start, plus a seeded generic vector so that the Krylov space is
@@ -21,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import eigsh
 
-from ufsbench.numerics.linalg import eigh_smallest
+from ufsbench.numerics.linalg import canonical_eigenbasis, eigh_smallest
 
 #: Below this many samples a dense subset eigh is faster than factorising and iterating
 #: (measured, one core: n = 600, c = 20: 0.058 s dense vs 0.049 s; n = 400, c = 40: 0.026 vs 0.075).
@@ -55,3 +56,21 @@ def laplacian_smallest_eigvecs(L, c: int, warm: np.ndarray | None = None,
     vals, vecs = eigsh(L, k=c, sigma=sigma, which="LM", v0=_start_vector(n, warm), tol=0.0)
     order = np.argsort(vals, kind="stable")
     return vals[order], vecs[:, order]
+
+
+def canonical_null_space_vectors(labels: np.ndarray, c: int) -> np.ndarray:
+    """c orthonormal vectors (n x c) of the null space of a graph Laplacian whose graph has
+    ``labels`` as its connected components (more than c of them), a function of those components
+    alone: the null space is spanned by the normalised component indicators exactly, and the part
+    kept is the first c columns of :func:`ufsbench.numerics.linalg.canonical_eigenbasis` of it
+    (QR of its projector times a fixed probe). Renumbering the components changes nothing; an
+    eigensolver's c vectors there would be a part picked by round-off (the CPU's BLAS kernel).
+    """
+    labels = np.asarray(labels)
+    n_comp = int(labels.max()) + 1
+    if not 1 <= c <= n_comp:
+        raise ValueError(f"c={c} must be between 1 and the {n_comp} components")
+    indicators = np.zeros((labels.size, n_comp))
+    indicators[np.arange(labels.size), labels] = 1.0
+    indicators /= np.sqrt(indicators.sum(axis=0))
+    return canonical_eigenbasis(np.zeros(n_comp), indicators)[:, :c]
