@@ -76,6 +76,10 @@ class UFSSelector(SelectorMixin, BaseEstimator):
     #: so records of an earlier revision in a store are not served as current; revision 0
     #: leaves the keys as they always were.
     revision: ClassVar[int] = 0
+    #: Ranking methods: scores within this relative distance of each other (see
+    #: :func:`ufsbench.numerics.ranking_from_scores`) count as tied and are ordered by index.
+    #: 0 = exact comparison; a method sets it where its scores tie up to round-off.
+    score_tie_rtol: ClassVar[float] = 0.0
 
     def fit(self, X, y=None):
         """Fit on X (n_samples, n_features). ``y`` is ignored: selectors never see labels."""
@@ -86,7 +90,7 @@ class UFSSelector(SelectorMixin, BaseEstimator):
         if self.selection_kind == "ranking":
             self.scores_ = np.asarray(self.scores_, dtype=float)
             _warn_if_scores_all_equal(type(self).__name__, self.scores_)
-            self.ranking_ = ranking_from_scores(self.scores_)
+            self.ranking_ = ranking_from_scores(self.scores_, self.score_tie_rtol)
             self.support_ = np.zeros(X.shape[1], dtype=bool)
             self.support_[self.ranking_[: self.n_features_to_select_]] = True
         elif self.selection_kind == "all":

@@ -46,7 +46,25 @@ def l20_project(W: np.ndarray, m: int) -> np.ndarray:
     return out
 
 
-def ranking_from_scores(scores: np.ndarray) -> np.ndarray:
-    """Feature indices ordered from most to least important (higher score first, stable)."""
-    scores = np.asarray(scores, dtype=float)
-    return np.lexsort((np.arange(len(scores)), -np.nan_to_num(scores, nan=-np.inf)))
+def ranking_from_scores(scores: np.ndarray, tie_rtol: float = 0.0) -> np.ndarray:
+    """Feature indices ordered from most to least important (higher score first; ties: lower
+    index first; NaN last).
+
+    ``tie_rtol`` > 0 also counts as tied the scores that differ from their neighbour in sorted
+    order by at most ``tie_rtol`` * max|score|: a difference of round-off then does not decide
+    the order (it would follow the CPU's BLAS kernel, e.g. when many rows of a projection have
+    norm 1 to the last bit or two).
+    """
+    scores = np.nan_to_num(np.asarray(scores, dtype=float), nan=-np.inf)
+    index = np.arange(scores.size)
+    order = np.lexsort((index, -scores))
+    if tie_rtol <= 0 or scores.size < 2:
+        return order
+    ranked = scores[order]
+    finite = np.isfinite(ranked)
+    scale = float(np.abs(ranked[finite]).max()) if finite.any() else 0.0
+    with np.errstate(invalid="ignore"):                 # -inf - -inf: not merged, already tied
+        starts_group = ~(ranked[:-1] - ranked[1:] <= tie_rtol * scale)
+    group = np.empty(scores.size, dtype=int)
+    group[order] = np.concatenate(([0], np.cumsum(starts_group)))
+    return np.lexsort((index, group))
