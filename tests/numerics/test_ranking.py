@@ -27,3 +27,10 @@ def test_tied_ranking_does_not_move_with_round_off():
         noisy = scores * (1 + 4 * np.spacing(1.0) * rng.standard_normal(scores.size))
         np.testing.assert_array_equal(ranking_from_scores(noisy, tie_rtol=1e-12),
                                       np.arange(60))
+
+
+def test_tie_order_replaces_index_order_only_among_ties():
+    scores = np.array([1.0, 0.2, 1.0 + 1e-15, 0.5, 1.0])
+    tie_order = np.array([4, 0, 3, 2, 1])                   # keys: feature 1 < 4 < 3 < 2 < 0
+    np.testing.assert_array_equal(ranking_from_scores(scores, 1e-12, tie_order), [4, 2, 0, 3, 1])
+    np.testing.assert_array_equal(ranking_from_scores(scores, 1e-12), [0, 2, 4, 3, 1])

@@ -29,6 +29,7 @@ from typing import ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ufsbench.errors import UFSBenchError
@@ -77,8 +78,10 @@ class UFSSelector(SelectorMixin, BaseEstimator):
     #: leaves the keys as they always were.
     revision: ClassVar[int] = 0
     #: Ranking methods: scores within this relative distance of each other (see
-    #: :func:`ufsbench.numerics.ranking_from_scores`) count as tied and are ordered by index.
-    #: 0 = exact comparison; a method sets it where its scores tie up to round-off.
+    #: :func:`ufsbench.numerics.ranking_from_scores`) count as tied, and tied features are
+    #: ordered by a permutation drawn from ``random_state`` (0 when None) rather than by index.
+    #: 0 = exact comparison, ties by index; a method sets it where its scores tie up to
+    #: round-off in large groups (the model then has no preference inside the group).
     score_tie_rtol: ClassVar[float] = 0.0
 
     def fit(self, X, y=None):
@@ -90,12 +93,19 @@ class UFSSelector(SelectorMixin, BaseEstimator):
         if self.selection_kind == "ranking":
             self.scores_ = np.asarray(self.scores_, dtype=float)
             _warn_if_scores_all_equal(type(self).__name__, self.scores_)
-            self.ranking_ = ranking_from_scores(self.scores_, self.score_tie_rtol)
+            self.ranking_ = self._rank(self.scores_)
             self.support_ = np.zeros(X.shape[1], dtype=bool)
             self.support_[self.ranking_[: self.n_features_to_select_]] = True
         elif self.selection_kind == "all":
             self.support_ = np.ones(X.shape[1], dtype=bool)
         return self
+
+    def _rank(self, scores: np.ndarray) -> np.ndarray:
+        if self.score_tie_rtol <= 0:
+            return ranking_from_scores(scores)
+        seed = 0 if self.random_state is None else self.random_state
+        tie_order = check_random_state(seed).permutation(scores.size)
+        return ranking_from_scores(scores, self.score_tie_rtol, tie_order)
 
     def _fit(self, X: np.ndarray) -> None:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -46,17 +46,20 @@ def l20_project(W: np.ndarray, m: int) -> np.ndarray:
     return out
 
 
-def ranking_from_scores(scores: np.ndarray, tie_rtol: float = 0.0) -> np.ndarray:
+def ranking_from_scores(scores: np.ndarray, tie_rtol: float = 0.0,
+                        tie_order: np.ndarray | None = None) -> np.ndarray:
     """Feature indices ordered from most to least important (higher score first; ties: lower
-    index first; NaN last).
+    index first, or lower ``tie_order`` when given; NaN last).
 
     ``tie_rtol`` > 0 also counts as tied the scores that differ from their neighbour in sorted
     order by at most ``tie_rtol`` * max|score|: a difference of round-off then does not decide
     the order (it would follow the CPU's BLAS kernel, e.g. when many rows of a projection have
-    norm 1 to the last bit or two).
+    norm 1 to the last bit or two). ``tie_order`` (a permutation of the indices) orders tied
+    features instead of their index, e.g. a seeded one where index order would favour one
+    corner of an image.
     """
     scores = np.nan_to_num(np.asarray(scores, dtype=float), nan=-np.inf)
-    index = np.arange(scores.size)
+    index = np.arange(scores.size) if tie_order is None else np.asarray(tie_order)
     order = np.lexsort((index, -scores))
     if tie_rtol <= 0 or scores.size < 2:
         return order
