@@ -53,9 +53,11 @@ def tiny_published() -> pd.DataFrame:
     return df.assign(paper="T", uncertain=False, note="")
 
 
-def write_planted_store(exp: dict, results_dir: Path, warned: tuple = ()) -> pd.DataFrame:
+def write_planted_store(exp: dict, results_dir: Path, warned: tuple = (),
+                        tied: dict | None = None) -> pd.DataFrame:
     """Records written under the runner's own keys, with planted per-run scores; the fits of
-    the (weight, count) pairs in ``warned`` carry a DegenerateScoresWarning."""
+    the (weight, count) pairs in ``warned`` carry a DegenerateScoresWarning, and those in
+    ``tied`` that many features tied at their cut."""
     data = load_dataset("synthetic")
     store = ResultStore(results_dir)
     protocol = rp.run_protocol(["kmeans"])
@@ -71,6 +73,7 @@ def write_planted_store(exp: dict, results_dir: Path, warned: tuple = ()) -> pd.
                     "acc": acc, "nmi": {"max": acc - 0.2, "sqrt": acc - 0.1,
                                         "arithmetic": acc - 0.3},
                     "selected": list(range(m)), "fit_time": 0.0,
+                    "tied_at_cut": (tied or {}).get((task.params.get("weight"), m), 0),
                     "fit_warnings": [f"DegenerateScoresWarning: all {data.n_features} feature "
                                      "scores are equal (0)"]
                     if (task.params.get("weight"), m) in warned else []})
@@ -90,6 +93,20 @@ def test_a_degenerate_fit_picked_by_a_rule_is_named_in_the_row(tmp_path):
     assert "degenerate fit picked (the papers' rule)" in acc["reason"]
     shown = rp.display_frame(cells[cells["method"] == "ls"])["status"]
     assert shown.str.startswith("ok; degenerate fit picked").sum() == 2   # syn: ACC and NMI
+
+
+def test_a_pick_cutting_through_tied_features_is_named_in_the_row(tmp_path):
+    exp = tiny_experiment()
+    clean = rp.compare(exp, write_planted_store(exp, tmp_path / "a"), published=tiny_published())
+    assert not clean["reason"].fillna("").str.contains("tie at the cut").any()
+    df = write_planted_store(exp, tmp_path / "b", tied={("heat", 20): 37})
+    cells = rp.compare(exp, df, published=tiny_published())
+    acc = cells[(cells["method"] == "ls") & (cells["dataset"] == "syn")
+                & (cells["table"] == "Table 1")].iloc[0]
+    # the label-free rule picks (heat, 20); the papers' rule (binary, 30) does not
+    assert "tie at the cut (label-free: 37 tied)" in acc["reason"]
+    shown = rp.display_frame(cells[cells["method"] == "ls"])["status"]
+    assert shown.str.startswith("ok; tie at the cut").sum() == 2   # syn: ACC and NMI
 
 
 def test_three_rules_pick_planted_cells_and_compare_with_published(tmp_path):

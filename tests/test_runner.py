@@ -219,6 +219,20 @@ def test_fit_warnings_are_recorded_not_printed(tmp_path, recwarn):
     assert not [w for w in recwarn if "fewer clusters" in str(w.message)]
 
 
+def test_records_say_how_many_features_tie_at_their_cut(tmp_path):
+    import warnings as _warnings
+
+    data = load_dataset("synthetic")
+    cfg = {"name": "eufs", "params": {"alpha": 1e12}, "grid": {}, "default": {}}  # all scores 0
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("ignore")
+        run_sweep(data, plan_tasks(data, cfg, [5, data.n_features], PROTOCOL, 0, tmp_path),
+                  n_jobs=1)
+    df = load_results(tmp_path).set_index("n_features")
+    assert df.loc[5, "tied_at_cut"] == data.n_features and df.loc[data.n_features,
+                                                                    "tied_at_cut"] == 0
+
+
 def test_identical_subsets_are_clustered_once_and_scored_identically(tmp_path):
     data = load_dataset("synthetic")
     d = data.X.shape[1]

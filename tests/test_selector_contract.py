@@ -90,6 +90,7 @@ def test_a_fit_whose_scores_are_all_equal_says_so():
     with pytest.warns(DegenerateScoresWarning, match="all 20 feature scores are equal"):
         shrunk = fitted("eufs", alpha=1e12)
     assert np.array_equal(shrunk.get_support(indices=True), np.arange(5))
+    assert shrunk.tied_at_cut(5) == 20 and shrunk.tied_at_cut(20) == 0   # all 20 tie at any cut
     with warnings.catch_warnings():
         warnings.simplefilter("error", DegenerateScoresWarning)
         fitted("eufs")                                   # a fit that ranks: no warning

@@ -371,18 +371,35 @@ def row_records(df: pd.DataFrame, registry_name: str, row: dict, scoring: str, c
     return sel[sel["n_features"].isin(capped)], default, middle_count(capped), len(settings)
 
 
-def degenerate_picks_note(records: pd.DataFrame, picks: dict) -> str:
-    """Names the rules whose pick is a degenerate fit (every feature scored alike, so its
-    "selection" is the first m features), or ""."""
-    if "degenerate" not in records or not records["degenerate"].any():
-        return ""
-    rules = [label for rule, label in (("paper", "the papers' rule"), ("label_free", "label-free"),
-                                       ("split", "split"))
-             if picks.get(rule) is not None
-             and records[(records["params"] == picks[rule][3])
-                         & (records["n_features"] == picks[rule][2])]["degenerate"].any()]
-    return (f"degenerate fit picked ({', '.join(rules)}): every feature scored alike, the "
-            "selection is the first m features") if rules else ""
+#: Rule ids and how a status names them.
+RULE_LABELS = (("paper", "the papers' rule"), ("label_free", "label-free"), ("split", "split"))
+#: Notes on a pick that a row's status shows even when the row is "ok" (their first word).
+PICK_NOTE_PREFIXES = ("degenerate", "tie")
+
+
+def _pick_records(records: pd.DataFrame, pick) -> pd.DataFrame:
+    return records[(records["params"] == pick[3]) & (records["n_features"] == pick[2])]
+
+
+def pick_notes(records: pd.DataFrame, picks: dict) -> str:
+    """What a rule's pick does not show by its numbers, or "": a degenerate fit (every feature
+    scored alike, so its "selection" is the first m features), or a count that cuts through
+    features the fit scores alike (the tie order, not the model, chose among them)."""
+    picked = {label: _pick_records(records, picks[rule]) for rule, label in RULE_LABELS
+              if picks.get(rule) is not None}
+    notes = []
+    degenerate = [label for label, recs in picked.items()
+                  if "degenerate" in recs and recs["degenerate"].any()]
+    if degenerate:
+        notes.append(f"degenerate fit picked ({', '.join(degenerate)}): every feature scored "
+                     "alike, the selection is the first m features")
+    tied = {label: int(recs["tied_at_cut"].max()) for label, recs in picked.items()
+            if "tied_at_cut" in recs and recs["tied_at_cut"].max() > 0}
+    if tied:
+        notes.append("tie at the cut ({}): the fit scores that many features alike and the "
+                     "tie order chose among them".format(
+                         ", ".join(f"{label}: {n} tied" for label, n in tied.items())))
+    return "; ".join(notes)
 
 
 def registry_n_features(registry_name: str) -> int:
@@ -482,7 +499,7 @@ def _entry_rows(exp, df, entry, data_dir, thin, in_run) -> list[dict]:
         if status == "ok" and p is None and not exp.get("figure"):
             reason = "no published cell for this row"
         if status == "ok":
-            reason = "; ".join(filter(None, [reason, degenerate_picks_note(recs, picks)]))
+            reason = "; ".join(filter(None, [reason, pick_notes(recs, picks)]))
         out.append(_cell(dict(cell, status=status, reason=reason, n_settings=n_settings), picks))
     for c in out:
         c["difference"] = c["ours_mean"] - c["published_mean"]
@@ -607,11 +624,11 @@ def _method_label(cell) -> str:
 
 
 def _status_text(status: str, reason) -> str:
-    """A row's status, with its reason unless the row is "ok" (then only a degenerate pick)."""
+    """A row's status, with its reason unless the row is "ok" (then only its pick notes)."""
     if status != "ok":
         return f"{status}: {reason}"
     notes = [n for n in str(reason if isinstance(reason, str) else "").split("; ")
-             if n.startswith("degenerate")]
+             if n.startswith(PICK_NOTE_PREFIXES)]
     return "; ".join(["ok", *notes])
 
 

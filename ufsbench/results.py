@@ -501,7 +501,9 @@ def load_results(results_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     older than the subset cache), data_checksum, revision (the method's revision the record was
     made with), stale (the data file changed since, or the method was revised since: its
     selections would differ), reconstructed, path, degenerate (the fit warned that every feature
-    scored alike: its selection is the lowest indices).
+    scored alike: its selection is the lowest indices), tied_at_cut (how many features tie
+    across the cut at n_features, so that the tie order chose among them; 0 none; NaN in
+    records older than this field).
     """
     from ufsbench.datasets.registry import current_checksum
 
@@ -522,7 +524,8 @@ def load_results(results_dir: str | os.PathLike | None = None) -> pd.DataFrame:
                "data_checksum": key["data_checksum"],
                "reconstructed": bool(rec.get("reconstructed", False)), "path": rec["path"],
                "degenerate": any(w.startswith("DegenerateScoresWarning")
-                                 for w in rec.get("fit_warnings") or [])}
+                                 for w in rec.get("fit_warnings") or []),
+               "tied_at_cut": float(rec.get("tied_at_cut", np.nan))}
         for name, values in nmi_all.items():
             row[f"nmi_{name}_mean"] = values.mean()
         for name, value in key["params"].items():

@@ -300,6 +300,7 @@ def _kmeans_records_from_one_fit(task: Task, store: ResultStore, X, y, todo: lis
         selected = selector.top_features(m)
         store.write_record(task.record_key(m, "kmeans"),
                            {**_kmeans_result(task, X, y, selected), "selected": selected,
+                            "tied_at_cut": selector.tied_at_cut(m),
                             "fit_time": fit_time, **(marks or {}), **_summary(selector),
                             "env": _task_environment(task)})
     return selector, fit_time

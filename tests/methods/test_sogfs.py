@@ -415,6 +415,7 @@ def test_round_off_in_the_data_does_not_reorder_unit_norm_rows_at_large_gamma():
     tied = np.abs(reference.scores_ - reference.scores_.max()) < 1e-12
     assert tied.sum() == 60                                     # m = d/2 rows, all "norm 1"
     assert set(reference.ranking_[:60]) == set(np.flatnonzero(tied))
+    assert [reference.tied_at_cut(h) for h in (10, 59, 60)] == [60, 60, 0]
     assert not np.array_equal(reference.ranking_[:60], np.flatnonzero(tied))   # not index order
     other_seed = make_selector("sogfs", **{**fit, "random_state": 1}).fit(ds.X)
     np.testing.assert_array_equal(other_seed.scores_, reference.scores_)      # the fit is one

@@ -34,3 +34,8 @@ def test_tie_order_replaces_index_order_only_among_ties():
     tie_order = np.array([4, 0, 3, 2, 1])                   # keys: feature 1 < 4 < 3 < 2 < 0
     np.testing.assert_array_equal(ranking_from_scores(scores, 1e-12, tie_order), [4, 2, 0, 3, 1])
     np.testing.assert_array_equal(ranking_from_scores(scores, 1e-12), [0, 2, 4, 3, 1])
+
+
+def test_infinite_and_nan_scores_do_not_widen_the_tolerance():
+    scores = np.array([1.0, 0.5, -np.inf, np.nan, 0.5 + 1e-15, np.inf])
+    np.testing.assert_array_equal(ranking_from_scores(scores, 1e-12), [5, 0, 1, 4, 2, 3])

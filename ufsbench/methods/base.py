@@ -34,6 +34,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ufsbench.errors import UFSBenchError
 from ufsbench.numerics import ranking_from_scores
+from ufsbench.numerics.sparsity import tie_groups
 
 DEFAULT_N_FEATURES = 50
 
@@ -125,6 +126,17 @@ class UFSSelector(SelectorMixin, BaseEstimator):
         if not 1 <= m <= self.n_features_in_:
             raise UFSBenchError(f"m={m} must be between 1 and n_features={self.n_features_in_}")
         return np.sort(self.ranking_[:m])
+
+    def tied_at_cut(self, m: int) -> int:
+        """How many features tie with the m-th and the (m+1)-th of the ranking (0 when those two
+        differ): the top m then takes part of a group the model scores alike, and the tie order
+        (index, or the seeded one of ``score_tie_rtol``), not the model, decides which part.
+        0 for subset and "all" methods and at m = n_features."""
+        check_is_fitted(self, "support_")
+        if self.selection_kind != "ranking" or not 1 <= m < self.n_features_in_:
+            return 0
+        groups = tie_groups(self.scores_[self.ranking_], self.score_tie_rtol)
+        return int(np.sum(groups == groups[m - 1])) if groups[m] == groups[m - 1] else 0
 
     def _subset_top_features(self, m: int) -> np.ndarray:
         fitted = int(self.support_.sum())

@@ -63,11 +63,21 @@ def ranking_from_scores(scores: np.ndarray, tie_rtol: float = 0.0,
     order = np.lexsort((index, -scores))
     if tie_rtol <= 0 or scores.size < 2:
         return order
-    ranked = scores[order]
+    group = np.empty(scores.size, dtype=int)
+    group[order] = tie_groups(scores[order], tie_rtol)
+    return np.lexsort((index, group))
+
+
+def tie_groups(ranked: np.ndarray, tie_rtol: float = 0.0) -> np.ndarray:
+    """Group number of each score of a descending sequence: a group ends where the next score
+    is more than ``tie_rtol`` * max|score| lower (``tie_rtol`` = 0: where it is lower at all).
+    NaN (read as -inf) never ties."""
+    ranked = np.asarray(ranked, dtype=float)
+    ranked = np.where(np.isnan(ranked), -np.inf, ranked)   # (nan_to_num would make -inf finite)
+    if ranked.size < 2:
+        return np.zeros(ranked.size, dtype=int)
     finite = np.isfinite(ranked)
     scale = float(np.abs(ranked[finite]).max()) if finite.any() else 0.0
-    with np.errstate(invalid="ignore"):                 # -inf - -inf: not merged, already tied
+    with np.errstate(invalid="ignore"):                 # -inf - -inf = nan: a new group
         starts_group = ~(ranked[:-1] - ranked[1:] <= tie_rtol * scale)
-    group = np.empty(scores.size, dtype=int)
-    group[order] = np.concatenate(([0], np.cumsum(starts_group)))
-    return np.lexsort((index, group))
+    return np.concatenate(([0], np.cumsum(starts_group)))
