@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import linalg as sla
-from scipy.sparse.linalg import eigsh
 from sklearn.utils import check_random_state
 
 from ufsbench.cache import cached_call
@@ -12,6 +11,7 @@ from ufsbench.errors import UFSBenchError
 from ufsbench.methods._checks import check_choice, check_int, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import knn_graph, row_norms, sym
+from ufsbench.numerics.linalg import seeded_eigsh
 
 M_UPDATES = ("relaxed", "binary")
 
@@ -355,6 +355,6 @@ class DGUFS(UFSSelector):
                 return np.zeros(n, dtype=int)
             xi, R = np.linalg.eigh(sym(L))
         else:
-            xi, R = eigsh(sym(L), k=c, which="LA", v0=v0, tol=0.0)
+            xi, R = seeded_eigsh(sym(L), k=c, which="LA", v0=v0, tol=0.0)
         Vhat = (R * np.sqrt(np.maximum(xi, 0.0))).T                     # Eq. (16)
         return np.argmax(np.abs(Vhat), axis=0)

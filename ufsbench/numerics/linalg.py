@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 from scipy import linalg as sla
 from scipy.sparse.linalg import LinearOperator, eigsh
@@ -68,6 +70,20 @@ def canonical_eigenbasis(values: np.ndarray, vectors: np.ndarray,
     return vectors
 
 
+#: Since SciPy 1.15 ``eigsh`` draws the new start vectors ARPACK asks for on a restart (a Krylov
+#: space exhausted early, e.g. a warm start lying in an invariant subspace) from an unseeded
+#: Generator unless given ``rng``: SOGFS's warm-started F-step on binalpha then gave other
+#: eigenvector bases, and through them other fits, from one run to the next.
+_EIGSH_TAKES_RNG = "rng" in inspect.signature(eigsh).parameters
+
+
+def seeded_eigsh(A, **kwargs):
+    """``scipy.sparse.linalg.eigsh`` with its restarts drawn from a fixed seed (see above)."""
+    if _EIGSH_TAKES_RNG:
+        kwargs.setdefault("rng", np.random.default_rng(0))
+    return eigsh(A, **kwargs)
+
+
 def eigh_smallest(A: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The k smallest eigenpairs of a dense symmetric matrix (ascending), by LAPACK subset eigh."""
     vals, vecs = sla.eigh(sym(A), subset_by_index=[0, k - 1], driver="evr")
@@ -100,7 +116,7 @@ def smallest_eigvecs_diag_plus_lowrank(diag: np.ndarray, B: np.ndarray, M: np.nd
     start = None if v0 is None else np.asarray(v0, dtype=float).sum(axis=1)
     if start is not None and not np.any(start):
         start = None
-    vals, vecs = eigsh(op, k=k, which="SA", v0=start, tol=tol)
+    vals, vecs = seeded_eigsh(op, k=k, which="SA", v0=start, tol=tol)
     order = np.argsort(vals)
     return vals[order], vecs[:, order]
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import linalg as sla
-from scipy.sparse.linalg import LinearOperator, eigsh
+from scipy.sparse.linalg import LinearOperator
 
-from ufsbench.numerics.linalg import sym
+from ufsbench.numerics.linalg import seeded_eigsh, sym
 
 
 def lowrank_min_eigenvalue_bound(diag: np.ndarray, B: np.ndarray, M: np.ndarray,
@@ -86,7 +86,8 @@ def smallest_eigh_shift_invert(diag: np.ndarray, B: np.ndarray, M: np.ndarray, k
         start = np.asarray(v0, dtype=float).reshape(d, -1).sum(axis=1)
         if not np.any(start):
             start = None
-    _, vecs = eigsh(op, k=k, which="LA", v0=start, tol=tol, ncv=min(d, max(2 * k + 1, 20)))
+    _, vecs = seeded_eigsh(op, k=k, which="LA", v0=start, tol=tol,
+                           ncv=min(d, max(2 * k + 1, 20)))
     # Rayleigh-Ritz on G: orthonormalise, then diagonalise the k x k projection.
     Q, _ = np.linalg.qr(vecs)
     BQ = B.T @ Q
