@@ -84,6 +84,10 @@ def write_planted_store(exp: dict, results_dir: Path, warned: tuple = (),
     # the papers' rule picks (binary, 30); label-free (heat, 20) and split (binary, 10) do not
     ({"warned": (("binary", 30),)}, "degenerate fit picked (the papers' rule)"),
     ({"tied": {("heat", 20): 37}}, "tie at the cut (label-free: 37 tied)"),
+    # a degenerate pick ties every feature: the tie note would only repeat it
+    ({"warned": (("binary", 30),), "tied": {("binary", 30): 60, ("heat", 20): 37}},
+     "degenerate fit picked (the papers' rule): every feature scored alike, the selection is "
+     "the first m features; tie at the cut (label-free: 37 tied)"),
 ])
 def test_a_pick_the_numbers_do_not_show_is_named_in_the_row(tmp_path, planted, note):
     exp = tiny_experiment()

@@ -394,7 +394,8 @@ def pick_notes(records: pd.DataFrame, picks: dict) -> str:
         notes.append(f"degenerate fit picked ({', '.join(degenerate)}): every feature scored "
                      "alike, the selection is the first m features")
     tied = {label: int(recs["tied_at_cut"].max()) for label, recs in picked.items()
-            if "tied_at_cut" in recs and recs["tied_at_cut"].max() > 0}
+            if label not in degenerate      # there every feature ties: said already
+            and "tied_at_cut" in recs and recs["tied_at_cut"].max() > 0}
     if tied:
         notes.append("tie at the cut ({}): the fit scores that many features alike and the "
                      "tie order chose among them".format(
