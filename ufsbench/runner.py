@@ -428,9 +428,9 @@ def task_is_done(task: Task, n_features: int) -> bool:
 
 #: BLAS threads of every task, fixed rather than cores // workers: a BLAS reduction split over
 #: another number of threads rounds differently, and round-off-sensitive fits select
-#: differently (MCFS before revision 3 with 2 threads instead of 1 on att; SOGFS, whose first
-#: W-step eigenvalue can be multiple, across BLAS kernels). With cores // workers a sweep with
-#: one pending task ran it with 2 threads, so a record depended on how the store was filled.
+#: differently (MCFS before revision 3 with 2 threads instead of 1 on att). With
+#: cores // workers a sweep with one pending task ran it with 2 threads, so a record depended on
+#: how the store was filled.
 BLAS_THREADS_PER_TASK = 1
 
 

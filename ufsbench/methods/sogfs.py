@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
@@ -301,7 +300,7 @@ class SOGFS(UFSSelector):
         return S, L
 
     def _f_step(self, S_graph, L, c: int, F_prev: np.ndarray | None):
-        """Problem (14): (F = the c smallest eigenvectors of L_S, the components of S).
+        """Problem (14): (F = the c smallest eigenvectors of L_S, S's component count and labels).
 
         With more than c components the c smallest eigenvalues are all 0 and every c-dimensional
         part of the null space solves (14); an eigensolver's part is round-off's choice, and the
@@ -311,10 +310,10 @@ class SOGFS(UFSSelector):
         """
         n_comp, labels = connected_component_labels(S_graph)
         if n_comp > c:
-            return canonical_null_space_vectors(labels, c), n_comp
+            return canonical_null_space_vectors(labels, c), n_comp, labels
         if self.solver == "fast":
-            return laplacian_smallest_eigvecs(L, c, warm=F_prev)[1], n_comp
-        return eigh_smallest(L, c)[1], n_comp
+            return laplacian_smallest_eigvecs(L, c, warm=F_prev)[1], n_comp, labels
+        return eigh_smallest(L, c)[1], n_comp, labels
 
     def _fit(self, X):
         n, d = X.shape
@@ -354,7 +353,7 @@ class SOGFS(UFSSelector):
             S = s_step(dist, alpha, nbrs, full_sort=full_sort)
             # Steps 2-3: L_S and F (problem (14)) from the new S.
             S_graph, L = self._graph(S)
-            F_new, n_comp = self._f_step(S_graph, L, c, F)
+            F_new, n_comp, labels = self._f_step(S_graph, L, c, F)
             # Objective (6) with this iteration's lambda.
             objective = (float(np.sum(Mdist * S)) + alpha * float(np.sum(S * S))
                          + gamma * l21_norm(W) + 2.0 * lam * float(np.einsum("ij,ij->", F_new,
@@ -379,5 +378,5 @@ class SOGFS(UFSSelector):
         self.projection_ = W
         self.similarity_ = S
         self.n_components_ = n_comp
-        self.component_labels_ = connected_components((S > 0) | (S.T > 0), directed=False)[1]
+        self.component_labels_ = labels                  # of the final S (its F-step's count)
         self.scores_ = row_norms(W)

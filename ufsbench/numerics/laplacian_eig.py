@@ -12,7 +12,8 @@ chosen by round-off; :func:`canonical_null_space_vectors` gives one chosen by th
 
 Determinism: ARPACK's default start vector is random; here it is a fixed function of the input
 (the previous eigenvectors, a warm start, plus a seeded generic vector so that the Krylov space is
-not trapped in an invariant subspace such as the constant vector of a Laplacian).
+not trapped in an invariant subspace such as the constant vector of a Laplacian), and the
+random vectors ARPACK asks for on a restart come from a fixed seed (``seeded_eigsh``).
 Import by module path.
 """
 
