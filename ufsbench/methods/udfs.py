@@ -119,6 +119,15 @@ class UDFS(UFSSelector):
     ``lowrank`` path (d > n, so n is small) factors L_loc = R R^T densely.
     """
 
+    #: 1: scores within 1e-12 (relative) of each other are tied, ordered by a permutation seeded
+    #: by random_state (``UFSSelector.score_tie_rtol``).
+    revision = 1
+    #: At large gamma (1e4-1e6 of the grid) W^T W = I_c puts W on c coordinate axes: c row
+    #: norms of 1 give or take an ulp, whose order followed the BLAS kernel (ORL, gamma = lam =
+    #: 1e6: Jaccard 0.25 of the top 10 between OpenBLAS's Haswell and Skylake-X kernels), and the
+    #: other rows' norms are round-off (below 1e-12), ordered the same way.
+    score_tie_rtol = 1e-12
+
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, gamma=1.0,
                  lam=1.0, k=5, max_iter=50, tol=1e-6, eps=1e-8, solver="auto"):
         self.n_features_to_select = n_features_to_select
