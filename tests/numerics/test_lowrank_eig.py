@@ -3,6 +3,10 @@
 import numpy as np
 import pytest
 
+from scipy.sparse.linalg import ArpackNoConvergence
+
+import ufsbench.numerics.lowrank_eig as lowrank_eig
+from ufsbench.errors import UFSBenchError
 from ufsbench.numerics.lowrank_eig import (
     lowrank_min_eigenvalue_bound,
     smallest_eigh_shift_invert,
@@ -40,3 +44,31 @@ def test_warm_start_and_given_bound_give_same_answer():
 def test_weyl_bound_is_a_lower_bound():
     diag, B, M, G = _problem(100, 10, True, 10.0, seed=2)
     assert lowrank_min_eigenvalue_bound(diag, B, M) <= np.linalg.eigvalsh(G)[0] + 1e-12
+
+
+def _lanczos_fails(monkeypatch):
+    def failing(*args, **kwargs):
+        raise ArpackNoConvergence("ARPACK error -1: No convergence", np.empty(0), np.empty((0, 0)))
+    monkeypatch.setattr(lowrank_eig, "seeded_eigsh", failing)
+
+
+@pytest.mark.parametrize("indefinite", [False, True])
+def test_lanczos_failure_falls_back_to_the_dense_eigenpairs(monkeypatch, indefinite):
+    """Lanczos gave up at UFSOL's (alpha, beta) = (1e6, 1e-6) corner on ORL after 10241
+    iterations, which failed the whole fit; below DENSE_FALLBACK_MAX_D the exact dense answer
+    now stands in, with a warning the runner records."""
+    diag, B, M, G = _problem(300, 20, indefinite, 1e4, seed=3)
+    _lanczos_fails(monkeypatch)
+    with pytest.warns(RuntimeWarning, match="dense eigendecomposition"):
+        vals, vecs = smallest_eigh_shift_invert(diag, B, M, 5)
+    ref_vals, ref_vecs = np.linalg.eigh(G)
+    np.testing.assert_allclose(vals, ref_vals[:5], rtol=1e-9)
+    np.testing.assert_allclose(np.abs(vecs.T @ ref_vecs[:, :5]), np.eye(5), atol=1e-8)
+
+
+def test_lanczos_failure_above_the_dense_limit_is_one_clear_error(monkeypatch):
+    diag, B, M, _G = _problem(300, 20, False, 1e4, seed=3)
+    _lanczos_fails(monkeypatch)
+    monkeypatch.setattr(lowrank_eig, "DENSE_FALLBACK_MAX_D", 200)
+    with pytest.raises(UFSBenchError, match="less extreme setting"):
+        smallest_eigh_shift_invert(diag, B, M, 5)
