@@ -3,6 +3,7 @@
 import numpy as np
 
 from ufsbench.numerics import ranking_from_scores
+from ufsbench.numerics.sparsity import tie_groups
 
 
 def test_exact_ranking_orders_by_score_then_index_with_nan_last():
@@ -39,3 +40,44 @@ def test_tie_order_replaces_index_order_only_among_ties():
 def test_infinite_and_nan_scores_do_not_widen_the_tolerance():
     scores = np.array([1.0, 0.5, -np.inf, np.nan, 0.5 + 1e-15, np.inf])
     np.testing.assert_array_equal(ranking_from_scores(scores, 1e-12), [5, 0, 1, 4, 2, 3])
+
+
+def test_a_long_run_of_small_steps_is_not_one_tie_group():
+    """Near-zero row norms 1e-13 apart spanning 2e-10 (UDFS at gamma = 1e6): chaining steps
+    below the tolerance made them one group, and a seeded order replaced their real order.
+    Every group now spans at most the tolerance."""
+    scores = np.concatenate(([1.0, 1.0 - 1e-16], 2e-10 - 1e-13 * np.arange(2000)))
+    groups = tie_groups(scores, 1e-12)
+    for g in np.unique(groups):
+        members = scores[groups == g]
+        assert members.max() - members.min() <= 1e-12
+    assert groups[0] == groups[1] != groups[2]
+    assert np.unique(groups).size > 100
+    ranking = ranking_from_scores(scores, 1e-12, tie_order=np.random.default_rng(0).permutation(2002))
+    assert set(ranking[:2]) == {0, 1}
+    assert np.all(np.diff(scores[ranking[2:]]) <= 1e-12)    # order kept up to the tolerance
+
+
+def test_tied_at_cut_counts_the_group_the_ranking_permutes():
+    """A run of scores 1.1e-13 apart below a top score of 1 (tolerance 1e-12): groups of 10.
+    tied_at_cut used to re-group the scores in ranking order, where the seeded order inside a
+    group breaks the run into pieces (and the old chained groups made the run one group)."""
+    from ufsbench.methods.base import UFSSelector
+
+    class Tied(UFSSelector):
+        score_tie_rtol = 1e-12
+
+        def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None):
+            self.n_features_to_select = n_features_to_select
+            self.n_clusters = n_clusters
+            self.random_state = random_state
+
+        def _fit(self, X):
+            run = 1e-12 * (3.05 - 0.11 * np.arange(X.shape[1] - 1))
+            self.scores_ = np.concatenate(([1.0], run))
+
+    X = np.random.default_rng(0).standard_normal((5, 32))
+    for seed in range(3):
+        sel = Tied(random_state=seed).fit(X)
+        assert [sel.tied_at_cut(m) for m in (1, 5, 10, 11, 15, 21, 25, 30, 31)] == \
+            [0, 10, 10, 0, 10, 0, 10, 10, 0]

@@ -135,7 +135,10 @@ class UFSSelector(SelectorMixin, BaseEstimator):
         check_is_fitted(self, "support_")
         if self.selection_kind != "ranking" or not 1 <= m < self.n_features_in_:
             return 0
-        groups = tie_groups(self.scores_[self.ranking_], self.score_tie_rtol)
+        # Groups of the scores in descending order: the ranking lists each group's members
+        # together (in tie order), so position p of the ranking is in the p-th score's group.
+        descending = np.sort(np.where(np.isnan(self.scores_), -np.inf, self.scores_))[::-1]
+        groups = tie_groups(descending, self.score_tie_rtol)
         return int(np.sum(groups == groups[m - 1])) if groups[m] == groups[m - 1] else 0
 
     def _subset_top_features(self, m: int) -> np.ndarray:

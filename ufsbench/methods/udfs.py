@@ -121,11 +121,13 @@ class UDFS(UFSSelector):
 
     #: 1: scores within 1e-12 (relative) of each other are tied, ordered by a permutation seeded
     #: by random_state (``UFSSelector.score_tie_rtol``).
-    revision = 1
+    #: 2: tie groups span at most the tolerance (revision 1 chained steps below it, so hundreds
+    #: of near-zero row norms 1e-13 apart became one group and lost their order).
+    revision = 2
     #: At large gamma (1e4-1e6 of the grid) W^T W = I_c puts W on c coordinate axes: c row
     #: norms of 1 give or take an ulp, whose order followed the BLAS kernel (ORL, gamma = lam =
     #: 1e6: Jaccard 0.25 of the top 10 between OpenBLAS's Haswell and Skylake-X kernels), and the
-    #: other rows' norms are round-off (below 1e-12), ordered the same way.
+    #: rows below them have norms of 1e-10 and less, in steps that are ties where below 1e-12.
     score_tie_rtol = 1e-12
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, gamma=1.0,

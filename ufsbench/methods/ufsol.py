@@ -223,6 +223,14 @@ class UFSOL(UFSSelector):
     normalize_c : the §4.3 normalisation of the triplet C (default True); False = raw Eq. (2).
     """
 
+    #: 1: scores within 1e-12 (relative) of each other are tied, ordered by a permutation seeded
+    #: by random_state (``UFSSelector.score_tie_rtol``).
+    revision = 1
+    #: At beta >> alpha (1e6 against 1e-6) W^T W = I puts W on n_components coordinate axes:
+    #: row norms of 1 give or take an ulp (ORL: the top 40, binalpha: the top 36), whose order
+    #: was round-off's; tie groups span at most the tolerance (numerics.sparsity.tie_groups).
+    score_tie_rtol = 1e-12
+
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
                  beta=1.0, graph="triplet", k=5, sigma=None, n_components=None,
                  preprocess="unit_norm", eps=1e-8, max_iter=40, tol=1e-6, n_init=10,

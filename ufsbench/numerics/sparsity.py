@@ -58,26 +58,43 @@ def ranking_from_scores(scores: np.ndarray, tie_rtol: float = 0.0,
     features instead of their index, e.g. a seeded one where index order would favour one
     corner of an image.
     """
-    scores = np.nan_to_num(np.asarray(scores, dtype=float), nan=-np.inf)
+    scores = np.asarray(scores, dtype=float)
     index = np.arange(scores.size) if tie_order is None else np.asarray(tie_order)
-    order = np.lexsort((index, -scores))
+    order = np.lexsort((index, -np.nan_to_num(scores, nan=-np.inf)))
     if tie_rtol <= 0 or scores.size < 2:
         return order
     group = np.empty(scores.size, dtype=int)
+    # The raw scores: nan_to_num's -inf -> -1.8e308 would set the tolerance's scale.
     group[order] = tie_groups(scores[order], tie_rtol)
     return np.lexsort((index, group))
 
 
 def tie_groups(ranked: np.ndarray, tie_rtol: float = 0.0) -> np.ndarray:
-    """Group number of each score of a descending sequence: a group ends where the next score
-    is more than ``tie_rtol`` * max|score| lower (``tie_rtol`` = 0: where it is lower at all).
-    NaN (read as -inf) never ties."""
+    """Group number of each score of a descending sequence. A group opens at a score and takes
+    the scores after it while they are within ``tie_rtol`` * max|score| of that first score
+    (``tie_rtol`` = 0: while they equal it). No two scores of a group differ by more than the
+    tolerance, so a long run of small steps (hundreds of near-zero rows 1e-13 apart, spanning
+    2e-10) is not one group. NaN (read as -inf) and +-inf never tie."""
     ranked = np.asarray(ranked, dtype=float)
     ranked = np.where(np.isnan(ranked), -np.inf, ranked)   # (nan_to_num would make -inf finite)
     if ranked.size < 2:
         return np.zeros(ranked.size, dtype=int)
     finite = np.isfinite(ranked)
     scale = float(np.abs(ranked[finite]).max()) if finite.any() else 0.0
-    with np.errstate(invalid="ignore"):                 # -inf - -inf = nan: a new group
-        starts_group = ~(ranked[:-1] - ranked[1:] <= tie_rtol * scale)
-    return np.concatenate(([0], np.cumsum(starts_group)))
+    tolerance = tie_rtol * scale
+    if tolerance <= 0:
+        with np.errstate(invalid="ignore"):             # -inf - -inf = nan: a new group
+            starts_group = ~(ranked[:-1] - ranked[1:] <= 0.0)
+        return np.concatenate(([0], np.cumsum(starts_group)))
+    opens = np.ones(ranked.size, dtype=bool)
+    ascending = -ranked
+    first = 0
+    while first < ranked.size:
+        if not finite[first]:
+            first += 1
+            continue
+        # The first score more than the tolerance below this group's first (-inf never joins).
+        after = int(np.searchsorted(ascending, ascending[first] + tolerance, side="right"))
+        opens[first + 1:after] = False
+        first = max(after, first + 1)
+    return np.cumsum(opens) - 1
