@@ -76,6 +76,8 @@ def test_bad_parameters(data):
         make_selector("ndfs", beta=0.0).fit(data.X)
     with pytest.raises(UFSBenchError, match="init_offset"):
         make_selector("ndfs", init_offset=0.0).fit(data.X)
+    with pytest.raises(UFSBenchError, match="update"):
+        make_selector("ndfs", update="plain").fit(data.X)
 
 
 def test_large_n_path_equals_dense_path(data, monkeypatch):
@@ -124,9 +126,77 @@ def test_fit_matches_frozen_reference(data, wide_data, alpha, beta, wide):
     X = wide_data.X if wide else data.X
     ref, iters = reference_fit(X, 3, alpha, beta, max_iter=40)
     sel = make_selector("ndfs", n_clusters=3, alpha=alpha, beta=beta, random_state=0,
-                        max_iter=40).fit(X)
+                        max_iter=40, update="split").fit(X)
     assert sel.n_iter_ == iters
     np.testing.assert_allclose(sel.scores_, ref, rtol=1e-9, atol=1e-12 * ref.max())
+
+
+def operator_and_dense_m(X, F_shape_seed, alpha, beta, gamma, wide):
+    """(selector, its M operator, the dense n x n M of Eq. (13)) for random D weights."""
+    import scipy.sparse as sp
+    from ufsbench.numerics import knn_graph, laplacian
+
+    n, d = X.shape
+    weights = np.random.default_rng(F_shape_seed).uniform(0.5, 2.0, size=d)
+    L = laplacian(knn_graph(X, k=5, weight="heat", sigma=None), normalized=True)
+    sel = make_selector("ndfs", alpha=alpha, beta=beta, gamma=gamma)
+    A = sp.csr_matrix(L) + (0 if wide else alpha * sp.identity(n, format="csr"))
+    op = sel._m_operator(X, A, None if wide else X.T @ X, weights)
+    M = L + alpha * (np.eye(n) - X @ np.linalg.solve(X.T @ X + beta * np.diag(weights), X.T))
+    return sel, op, M
+
+
+@pytest.mark.parametrize("wide", [False, True])
+@pytest.mark.parametrize("alpha, beta", [(1.0, 1.0), (1e2, 1e-2), (1e-2, 1e2)])
+def test_printed_update_without_the_n_by_n_matrix(data, wide_data, wide, alpha, beta):
+    # Eq. (16) from M F alone (d <= n: the W-step's solve; d > n: one n x n Cholesky solve)
+    # equals the rule with the dense M, and forms no n x n block of the split.
+    from ufsbench.methods import ndfs as module
+
+    X = wide_data.X if wide else data.X
+    sel, op, M = operator_and_dense_m(X, 0, alpha, beta, 1e3, wide)
+    F = np.random.default_rng(0).uniform(0.1, 1.0, size=(X.shape[0], 3))
+    denominator = M @ F + 1e3 * F @ (F.T @ F)
+    assert denominator.min() > 0
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(module, "split_products_sym", None)                # not called
+        np.testing.assert_allclose(sel._f_step(F, op), F * (1e3 * F) / denominator, rtol=1e-10)
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_unsafe_rows_take_the_split_form(data, wide_data, wide):
+    # Small gamma and F with entries near 0: Eq. (16)'s denominator is negative in some rows;
+    # those rows take the sign-split form, the others Eq. (16), and F stays non-negative.
+    from ufsbench.numerics.nmf import neg_part, pos_part
+
+    X = wide_data.X if wide else data.X - 5.0 * data.X.mean()
+    n = X.shape[0]
+    gamma = 10.0 if wide else 1e-3
+    sel, op, M = operator_and_dense_m(X, 3, 1.0, 1.0, gamma, wide)
+    F = np.random.default_rng(3).uniform(0.0, 1.0, size=(n, 3)) ** 6
+    G = gamma * F @ (F.T @ F)
+    expected = F * (gamma * F) / (M @ F + G)
+    unsafe = np.any((M @ F + G <= 0) & (F > 0), axis=1)
+    assert 0 < unsafe.sum() < n
+    split = F * (gamma * F + neg_part(M) @ F) / (pos_part(M) @ F + G)
+    expected[unsafe] = split[unsafe]
+    step = sel._f_step(F, op)
+    assert step.min() >= 0.0
+    np.testing.assert_allclose(step, expected, rtol=1e-9)
+    np.testing.assert_allclose(op.rows(np.arange(n)), M, atol=1e-10)
+    plus, minus = op.split(F)
+    np.testing.assert_allclose(plus, pos_part(M) @ F, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(minus, neg_part(M) @ F, rtol=1e-9, atol=1e-12)
+
+
+def test_printed_and_split_updates_agree_at_the_papers_gamma(data, wide_data):
+    # gamma = 1e8: the two rules differ at second order in M F / (gamma F): same ranking.
+    for X in (data.X, wide_data.X):
+        kw = dict(n_clusters=3, alpha=1.0, beta=1.0, random_state=0, max_iter=20, tol=0.0)
+        printed = make_selector("ndfs", **kw).fit(X)
+        split = make_selector("ndfs", update="split", **kw).fit(X)
+        np.testing.assert_allclose(printed.scores_, split.scores_, rtol=1e-6)
+        np.testing.assert_array_equal(printed.ranking_[:20], split.ranking_[:20])
 
 
 @pytest.mark.parametrize("block_cells", [60 * 60, 60 * 7, 60])       # 1, 9 and 60 row blocks

@@ -3,6 +3,8 @@ Analysis", AAAI 2012)."""
 
 from __future__ import annotations
 
+from typing import Callable, NamedTuple
+
 import numpy as np
 import scipy.sparse as sp
 from scipy import linalg as sla
@@ -15,6 +17,9 @@ from ufsbench.numerics.irls import SOLVER_METHODS, smoothed_l21_norm, solve_psd
 from ufsbench.numerics.nmf import multiplicative_step
 from ufsbench.numerics.spectral import (orthogonality_penalty, spectral_soft_indicator,
                                         unit_columns)
+
+#: Entries of the rows of M formed at once where Eq. (16) needs the sign split (32 MB).
+ROW_BLOCK_CELLS = 1 << 22
 
 
 def split_products_sym(A, dense_block, F: np.ndarray,
@@ -69,18 +74,35 @@ def primal_factor(XtX: np.ndarray, reg: np.ndarray):
         return None
 
 
-def dual_inverse(X: np.ndarray, reg: np.ndarray) -> np.ndarray:
-    """(X R^{-1} X^T + I)^{-1} (n x n) for R = diag(reg): by push-through,
-    I - X (X^T X + R)^{-1} X^T = (X R^{-1} X^T + I)^{-1}, so Eq. (13) needs no d x n solve."""
+def dual_factor(X: np.ndarray, reg: np.ndarray) -> np.ndarray | None:
+    """Lower Cholesky factor of A = X R^{-1} X^T + I (n x n) for R = diag(reg), or None when
+    round-off breaks it (A >= I in exact arithmetic). By push-through,
+    I - X (X^T X + R)^{-1} X^T = A^{-1}, so Eq. (13) needs no d x n solve."""
     Y = X / np.sqrt(reg)[None, :]
     A = Y @ Y.T                                                      # symmetric (syrk)
     A[np.diag_indices_from(A)] += 1.0
     c, info = sla.lapack.dpotrf(A, lower=1, clean=1)
-    if info == 0:
+    return c if info == 0 else None
+
+
+def dual_inverse(X: np.ndarray, reg: np.ndarray, factor: np.ndarray | None = None) -> np.ndarray:
+    """A^{-1} = (X R^{-1} X^T + I)^{-1} (n x n), from :func:`dual_factor`'s Cholesky factor
+    (computed here unless given)."""
+    c = dual_factor(X, reg) if factor is None else factor
+    if c is not None:
         inv, info = sla.lapack.dpotri(c, lower=1)
-    if info != 0:                                                    # not reached: A >= I
-        return sym(sla.inv(A))
-    return np.tril(inv) + np.tril(inv, -1).T
+        if info == 0:
+            return np.tril(inv) + np.tril(inv, -1).T
+    Y = X / np.sqrt(reg)[None, :]
+    return sym(sla.inv(Y @ Y.T + np.eye(X.shape[0])))
+
+
+class MOperator(NamedTuple):
+    """M of Eq. (13) for the current D, as the products one iteration needs."""
+    times: Callable[[np.ndarray], np.ndarray]           # F -> M F
+    rows: Callable[[np.ndarray], np.ndarray]            # index -> M[index, :], dense
+    split: Callable[[np.ndarray], tuple]                # F -> (M^+ F, M^- F), O(n^2 r)
+    w_step: Callable[[np.ndarray], np.ndarray]          # F -> W of Eq. (11)
 
 
 @register("ndfs")
@@ -100,23 +122,30 @@ class NDFS(UFSSelector):
     (Eq. 13), solved by the multiplicative rule (Eq. 16) F <- F * (gamma F) / (M F + gamma F F^T F).
     Features are ranked by ||w^i|| (decreasing).
 
-    Per iteration, M is split into a sparse part A (the kNN pattern of L, plus alpha I when
-    d <= n) and a dense part, and only the upper block triangle of the dense part is formed
-    (:func:`split_products_sym`; M is symmetric): d <= n, with X^T X formed once per fit,
-    R^T R = X^T X + beta D (Cholesky) and Z = sqrt(alpha) X R^{-1}, M = A - Z Z^T, W = R^{-1}
-    R^{-T} X^T F; d > n (``solver="woodbury"``, chosen by ``"auto"``), by push-through
-    I - X (X^T X + beta D)^{-1} X^T = (X (beta D)^{-1} X^T + I)^{-1}, M = L + alpha times that
-    n x n inverse and W = (beta D)^{-1} X^T (...)^{-1} F. Same M^+ F, M^- F and W as the explicit
-    forms up to round-off (tests/methods/test_ndfs.py keeps the 0df8ac1 iteration as reference),
-    at one n^2 r / 2 product per iteration (r = min(n, d)) instead of three n^2 d products.
+    Per iteration M is never formed for Eq. (16): d <= n, with X^T X formed once per fit and
+    R^T R = X^T X + beta D (Cholesky), M F = (L + alpha I) F - alpha X W(F), W(F) =
+    R^{-1} R^{-T} X^T F (the W-step's own solve; O(n d c + d^3)); d > n (``solver="woodbury"``,
+    chosen by ``"auto"``), by push-through I - X (X^T X + beta D)^{-1} X^T =
+    (X (beta D)^{-1} X^T + I)^{-1}, M F = L F + alpha times one n x n Cholesky solve and
+    W = (beta D)^{-1} X^T (...)^{-1} F. An iteration that needs the sign split splits M into a
+    sparse part A (the kNN pattern of L, plus alpha I when d <= n) and a dense part, of which
+    only the upper block triangle is formed (:func:`split_products_sym`; M is symmetric):
+    Z = sqrt(alpha) X R^{-1}, M = A - Z Z^T. Same products and W as the explicit forms up to
+    round-off (tests/methods/test_ndfs.py keeps the 0df8ac1 iteration as reference).
     ``solver="dense"`` forces the d x d form. The start (F_0, spectral clustering on L) does not
     depend on alpha or beta and is read from the disk cache (``ufsbench.cache``) within a sweep.
 
     Decisions where the paper is silent or ambiguous:
 
-    * Sign-safe update (modification): M has negative entries, so the rule is applied in the
-      split form F <- F * (gamma F + M^- F) / (M^+ F + gamma F F^T F) (``ufsbench.numerics.nmf``),
-      which is Eq. (16) when M >= 0 and keeps F finite and non-negative for any data and any gamma.
+    * Update rule: Eq. (16) as printed, F <- F * (gamma F) / (M F + gamma F F^T F), in every
+      iteration whose denominator is positive wherever F > 0 (at the papers' gamma = 1e8 the
+      gamma F F^T F term dominates: every fit of the papers' grids). M has negative entries, so
+      otherwise (small gamma) that iteration takes the sign-split form (modification)
+      F <- F * (gamma F + M^- F) / (M^+ F + gamma F F^T F) (``ufsbench.numerics.nmf``), which
+      keeps F finite and non-negative for any data and any gamma. ``update="split"`` takes the
+      split form in every iteration (revision 0). Both are multiplicative rules with the same
+      fixed points; the printed one needs only M F, O(n d c) when d <= n, where the split needs
+      every entry of the n x n M (O(n^2 d) per iteration: 33 s of a 9298-sample USPS fit).
       Columns of F are rescaled to unit norm after each step (as the public code does).
     * Start: spectral clustering on L (c bottom eigenvectors, rows normalised, K-means with 10
       restarts seeded from ``random_state``), F0 = the scaled indicator + ``init_offset`` (0.2)
@@ -137,13 +166,17 @@ class NDFS(UFSSelector):
     Large n (from ``ufsbench.numerics.graphs.SPARSE_MIN_SAMPLES`` samples, with d <= n): the
     graph and L are sparse (neighbour search, no n x n distance matrix), the start's
     eigenvectors come from Lanczos, and the n x n M of Eq. (13) is never stored: the row blocks
-    of its upper block triangle are formed one at a time (O(block x n) memory). The sign split is
-    element-wise in M, so this stays O(n^2 d) per iteration (the rule needs every entry of M).
+    of its upper block triangle are formed one at a time (O(block x n) memory) when an iteration
+    needs the sign split, which is element-wise in M (O(n^2 d)); Eq. (16) needs M F only.
     """
+
+    #: 1: Eq. (16) as printed wherever its denominator is positive (revision 0: the sign-split
+    #: form in every iteration; ``update="split"``).
+    revision = 1
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
                  beta=1.0, gamma=1e8, k=5, sigma=None, max_iter=100, tol=1e-6, eps=1e-8,
-                 init_offset=0.2, solver="auto"):
+                 init_offset=0.2, solver="auto", update="auto"):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -157,12 +190,14 @@ class NDFS(UFSSelector):
         self.eps = eps
         self.init_offset = init_offset
         self.solver = solver
+        self.update = update
 
     def _check_params(self):
         owner = type(self).__name__
         for name in ("alpha", "beta", "gamma"):
             check_number(owner, name, getattr(self, name), low=0.0, low_open=True)
         check_choice(owner, "solver", self.solver, SOLVER_METHODS)
+        check_choice(owner, "update", self.update, ("auto", "split"))
         check_number(owner, "init_offset", self.init_offset, low=0.0, low_open=True,
                      hint="a zero entry of F stays zero under multiplicative updates; "
                           "use e.g. 0.2")
@@ -186,38 +221,88 @@ class NDFS(UFSSelector):
                                random_state=int(seed), init_offset=float(self.init_offset))
         return spectral_soft_indicator(L, self.n_clusters_, seed, self.init_offset)
 
-    def _f_step_products(self, X, A, XtX, weights):
-        """(plus_minus(F), w_step(F)) for the current D: M^+ F and M^- F of Eq. (13) and the
-        W-step of Eq. (11). A is the sparse part of M (see ``_fit``).
+    def _m_operator(self, X, A, XtX, weights) -> MOperator:
+        """M of Eq. (13) for the current D, and the W-step of Eq. (11). A is the sparse part of
+        M (see ``_fit``).
 
-        d <= n: R^T R = X^T X + beta D (X^T X formed once per fit), Z = sqrt(alpha) X R^{-1},
-        M = (L + alpha I) - Z Z^T. d > n (``woodbury``): M = L + alpha (X (beta D)^{-1} X^T +
-        I)^{-1} (push-through), one n x n Cholesky inverse. Either way the n x n dense part is
-        formed once, as its upper block triangle (:func:`split_products_sym`), instead of the
-        three n x n x d products and the n x n solve of the reference form.
+        d <= n: R^T R = X^T X + beta D (X^T X formed once per fit), M = (L + alpha I) -
+        alpha X (R^T R)^{-1} X^T, so M F = A F - alpha X W(F) with W(F) = (R^T R)^{-1} X^T F
+        the W-step's own solve: O(n d c + d^3), no n x n matrix. d > n (``woodbury``):
+        M = L + alpha (X (beta D)^{-1} X^T + I)^{-1} (push-through), M F by one n x n Cholesky
+        solve. The sign split (``split``) needs every entry of the dense part of M: it is formed
+        only when called, as the upper block triangle (:func:`split_products_sym`), instead of
+        the three n x n x d products and the n x n solve of the reference form.
         """
-        reg = self.beta * weights
+        alpha, reg = self.alpha, self.beta * weights
         if XtX is None:                                              # d > n, n x n form
-            inv = dual_inverse(X, reg)
+            factor = dual_factor(X, reg)
+            inverse = None if factor is not None else dual_inverse(X, reg, factor)
             XR = X / reg[None, :]
-            return (lambda F: split_products_sym(
-                A, lambda r, s, out: np.multiply(inv[r, s:], -self.alpha, out=out), F),
-                    lambda F: XR.T @ (inv @ F))
+
+            def solve(F):                                            # (X R^-1 X^T + I)^-1 F
+                if inverse is not None:
+                    return inverse @ F
+                return sla.cho_solve((factor, True), F, check_finite=False)
+
+            def rows(index):                                          # A^-1 is symmetric
+                unit = np.zeros((X.shape[0], len(index)))
+                unit[index, np.arange(len(index))] = 1.0
+                return A[index].toarray() + alpha * solve(unit).T
+
+            def split(F):
+                inv = dual_inverse(X, reg, factor) if inverse is None else inverse
+                return split_products_sym(
+                    A, lambda r, s, out: np.multiply(inv[r, s:], -alpha, out=out), F)
+            return MOperator(lambda F: A @ F + alpha * solve(F), rows, split,
+                             lambda F: XR.T @ solve(F))
         R = primal_factor(XtX, reg)
         if R is not None:
-            Z = np.sqrt(self.alpha) * sla.solve_triangular(R, X.T, trans="T",
-                                                           check_finite=False).T
-            return (lambda F: split_products_sym(
-                A, lambda r, s, out: np.matmul(Z[r], Z[s:].T, out=out), F),
-                    lambda F: sla.cho_solve((R, False), X.T @ F, check_finite=False))
+            def solve(B):                                            # (X^T X + beta D)^-1 B
+                return sla.cho_solve((R, False), B, check_finite=False)
+
+            def w_step(F):
+                return solve(X.T @ F)
+
+            def rows(index):
+                return A[index].toarray() - alpha * (solve(X[index].T).T @ X.T)
+
+            def split(F):
+                Z = np.sqrt(alpha) * sla.solve_triangular(R, X.T, trans="T",
+                                                          check_finite=False).T
+                return split_products_sym(
+                    A, lambda r, s, out: np.matmul(Z[r], Z[s:].T, out=out), F)
+            return MOperator(lambda F: A @ F - alpha * (X @ w_step(F)), rows, split, w_step)
         # Cholesky failed (extreme beta / alpha): least-squares inverse, with solve_psd's warning.
         G = XtX.copy()
         G[np.diag_indices_from(G)] += reg
         S_inv = sym(solve_psd(G, np.eye(X.shape[1])))
-        XS = self.alpha * (X @ S_inv)
-        return (lambda F: split_products_sym(
-                A, lambda r, s, out: np.matmul(XS[r], X[s:].T, out=out), F),
-                lambda F: S_inv @ (X.T @ F))
+        XS = alpha * (X @ S_inv)
+        return MOperator(lambda F: A @ F - XS @ (X.T @ F),
+                         lambda index: A[index].toarray() - XS[index] @ X.T,
+                         lambda F: split_products_sym(
+                             A, lambda r, s, out: np.matmul(XS[r], X[s:].T, out=out), F),
+                         lambda F: S_inv @ (X.T @ F))
+
+    def _f_step(self, F: np.ndarray, M: MOperator) -> np.ndarray:
+        """One multiplicative F-step: Eq. (16) as printed, F * gamma F / (M F + gamma F F^T F),
+        in every row whose denominator is positive on the support of F; the other rows (where
+        F_ij has decayed to ~0 while (M F)_ij < 0: a few per cent of the rows), or every row with
+        ``update="split"``, take the sign-split form F * (gamma F + M^- F) / (M^+ F + gamma F F^T F),
+        which keeps F >= 0 for any gamma. Those rows of M are formed alone (O(rows n r))."""
+        orthogonality = self.gamma * F @ (F.T @ F)
+        if self.update == "split":
+            Mp_F, Mn_F = M.split(F)
+            return multiplicative_step(F, self.gamma * F + Mn_F, Mp_F + orthogonality)
+        denominator = M.times(F) + orthogonality
+        numerator = self.gamma * F
+        unsafe = np.flatnonzero(np.any((denominator <= 0) & (F > 0), axis=1))
+        block = max(1, ROW_BLOCK_CELLS // F.shape[0])                # O(block x n) memory
+        for start in range(0, unsafe.size, block):
+            index = unsafe[start:start + block]
+            M_rows = M.rows(index)
+            denominator[index] = np.maximum(M_rows, 0.0) @ F + orthogonality[index]
+            numerator[index] += np.maximum(-M_rows, 0.0) @ F
+        return multiplicative_step(F, numerator, denominator)
 
     def _fit(self, X):
         self._check_params()
@@ -237,12 +322,9 @@ class NDFS(UFSSelector):
         weights = np.ones(d)                                         # D_0 = I
         history = []
         for _ in range(self.max_iter):
-            split, w_step = self._f_step_products(X, A, XtX, weights)
-            Mp_F, Mn_F = split(F)
-            F = multiplicative_step(F, self.gamma * F + Mn_F,
-                                    Mp_F + self.gamma * F @ (F.T @ F))
-            F = unit_columns(F)
-            W = w_step(F)                                            # Eq. (11)
+            M = self._m_operator(X, A, XtX, weights)
+            F = unit_columns(self._f_step(F, M))                     # Eq. (16)
+            W = M.w_step(F)                                          # Eq. (11)
             weights = l21_reweight(W, eps=self.eps)
             history.append(self.objective(X, F, W, L))
             if len(history) > 1 and history[-2] - history[-1] <= self.tol * abs(history[-2]):
