@@ -233,3 +233,31 @@ def test_cached_start_equals_direct_start(data, tmp_path, monkeypatch):
     for sel in (cold, warm):
         np.testing.assert_array_equal(sel.init_labels_, direct.init_labels_)
         np.testing.assert_array_equal(sel.scores_, direct.scores_)
+
+
+def test_a_printed_step_that_raises_the_objective_is_replaced_by_the_split(data, monkeypatch):
+    from ufsbench.methods.ndfs import NDFS
+    from ufsbench.numerics.nmf import multiplicative_step
+
+    X = data.X
+    sel, op, M = operator_and_dense_m(X, 5, 1.0, 1.0, 1e3, False)
+    F = np.random.default_rng(5).uniform(0.1, 1.0, size=(X.shape[0], 3))
+    G = 1e3 * F @ (F.T @ F)
+    split = multiplicative_step(F, 1e3 * F + np.maximum(-M, 0) @ F, np.maximum(M, 0) @ F + G)
+    printed = sel._f_step(F, op)
+    assert not np.allclose(printed, split)                           # Eq. (16) taken here
+    monkeypatch.setattr(NDFS, "_printed_step", lambda self, F, *a: 3.0 * F)   # raises it
+    np.testing.assert_allclose(sel._f_step(F, op), split, rtol=1e-9)
+
+
+def test_objective_non_increasing_where_the_printed_rule_alone_rises():
+    # Eq. (16) alone raises J here (relative +6.6e-4 in one step at alpha = 1e4, beta = 1e-6;
+    # Isolet at alpha = 1e6, beta = 1e-6: +11 %); the split fallback keeps it non-increasing.
+    from ufsbench.datasets.synthetic import make_synthetic
+
+    data = make_synthetic(n_samples=90, n_features=60, n_informative=6, n_clusters=5,
+                          random_state=1)
+    sel = make_selector("ndfs", n_clusters=5, alpha=1e4, beta=1e-6, random_state=0,
+                        max_iter=30, tol=0.0).fit(data.X)
+    h = np.asarray(sel.objective_history_)
+    assert np.all(np.diff(h) <= 1e-6 * np.abs(h[:-1]))
