@@ -22,12 +22,21 @@ now, scikit-feature), ``--repeats`` times; times are the best of the repeats (a 
 the best of its per-repeat sums). The graph is read from the disk cache by every fit (written by
 a warm-up fit first).
 
+Section ``bound``: the 5x target against what the paper's lasso path cannot skip. Every LARS
+step of either side needs one product X^T u (n x d, the correlations of the step's direction),
+so a sweep costs at least (its steps) x (one product). Counted: the steps of our one fit at the
+largest count (all c paths, the lasso path up to its first step with h non-zeros) and the plain
+LAR steps of scikit-feature's fits, one per count (``Lars.n_iter_``, recorded by a counting
+subclass put in scikit-feature's namespace). ``bound`` = scikit-feature's sweep time / (our
+steps x one product): the speed-up we would have with nothing but the products.
+
 Section ``solver``: stage 2 alone, ``solver="implicit"`` (``ufsbench.numerics.lars``) against
 ``"gram"`` (the d x d Gram and scikit-learn's ``lars_path_gram``) at one cardinality ``--h``.
 
 Usage: python benchmarks/bench_mcfs.py [--data prostate_ge pix10p] [--sections sweep solver]
                                        [--weight binary] [--repeats 1] [--no-skfeature]
                                        [--h 100] [--budget 600]
+       python benchmarks/bench_mcfs.py --sections bound --repeats 3
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ import importlib.util
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import numpy as np
@@ -186,10 +196,67 @@ SOLVER_HEADER = ["data", "K", "h", "implicit s", "implicit s untraced", "implici
                  "gram MB", "speed-up", "max |dA|", "same supports", "same selection"]
 
 
+BOUND_HEADER = ["data set", "c", "ours: steps", "ours: sweep s (one fit)",
+                "scikit-feature: LAR steps", "scikit-feature: sweep s (one fit per count)",
+                "one X^T u product ms", "ours: products alone s", "speed-up now",
+                "bound: speed-up with products alone"]
+
+
+def bound_row(spec: str, weight: str, repeats: int) -> list:
+    """The 5x target's bound for one data set (see the module docstring, section ``bound``)."""
+    from bench_skfeature import _skfeature, theirs
+    from skfeature.function.sparse_learning_based import MCFS as skfeature_mcfs
+
+    from ufsbench.methods.mcfs import spectral_lars_paths
+
+    label, X, _, c = load_bench_data(spec)
+    counts = [min(m, X.shape[1]) for m in feature_count_grid(spec)]
+    _skfeature()
+    lar_steps: list[int] = []
+    plain_lars = skfeature_mcfs.linear_model.Lars
+
+    class CountingLars(plain_lars):
+        def fit(self, *args, **kwargs):
+            out = super().fit(*args, **kwargs)
+            lar_steps.append(int(np.sum(self.n_iter_)))
+            return out
+
+    def ours():
+        return make_selector("mcfs", n_features_to_select=max(counts), n_clusters=c,
+                             random_state=0, k=5, weight=weight).fit(X)
+
+    def skfeature_sweep():
+        for m in counts:
+            theirs("mcfs", X, c, m)
+
+    ours()   # the graph into the disk cache, as in a sweep
+    namespace = types.SimpleNamespace(Lars=CountingLars)
+    original, skfeature_mcfs.linear_model = skfeature_mcfs.linear_model, namespace
+    try:
+        skfeature_sweep()
+        steps_theirs = sum(lar_steps)
+        ours_s, theirs_s = [], []
+        for _ in range(repeats):   # alternating: load changes hit both alike
+            ours_s.append(_timed(ours)[0])
+            theirs_s.append(_timed(skfeature_sweep)[0])
+    finally:
+        skfeature_mcfs.linear_model = original
+    fitted = ours()
+    paths = spectral_lars_paths(X, fitted.embedding_, max(counts), fitted.ridge)
+    steps_ours = sum(path.alphas.size - 1 for path in paths)
+    u = np.random.default_rng(0).standard_normal(X.shape[0])
+    product_s = float(np.median([_timed(lambda: X.T @ u)[0] for _ in range(201)]))
+    ours_best, theirs_best = best(ours_s), best(theirs_s)
+    products = steps_ours * product_s
+    return [label, c, steps_ours, f"{ours_best:.3f}", steps_theirs, f"{theirs_best:.3f}",
+            f"{1e3 * product_s:.3f}", f"{products:.3f}", f"{theirs_best / ours_best:.2f}",
+            f"{theirs_best / products:.2f}"]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", nargs="+", default=["prostate_ge", "pix10p"])
-    parser.add_argument("--sections", nargs="+", default=["sweep"], choices=["sweep", "solver"])
+    parser.add_argument("--sections", nargs="+", default=["sweep"], choices=["sweep", "solver", "bound"])
     parser.add_argument("--weight", default="binary", help="graph weights (matched: binary)")
     parser.add_argument("--repeats", type=int, default=1, help="alternating repeats (best of)")
     parser.add_argument("--no-skfeature", action="store_true")
@@ -213,6 +280,11 @@ def main(argv=None):
     if "solver" in args.sections:
         rows = [solver_row(spec, args.h, args.budget) for spec in args.data]
         print(markdown_table(SOLVER_HEADER, rows))
+    if "bound" in args.sections and with_sk:
+        rows = [bound_row(spec, args.weight, args.repeats) for spec in args.data]
+        print(markdown_table(BOUND_HEADER, rows))
+    elif "bound" in args.sections:
+        print("# bound: scikit-feature is not installed (pip install -e \".[bench]\")")
 
 
 if __name__ == "__main__":

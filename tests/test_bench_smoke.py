@@ -61,3 +61,38 @@ def test_skfeature_section_skips_or_compares(run_all, monkeypatch, capsys):
     text = run_all.skfeature_section(run_all.PROFILES["tiny"], ["ls"])
     assert "skipped: scikit-feature is not installed" in text
     assert "not installed" in capsys.readouterr().out
+
+
+def _bench_module(name, monkeypatch):
+    """A benchmark script as a module, with benchmarks/ on sys.path for its own imports."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    return __import__(name)
+
+
+def test_ls_bound_table_adds_up(tmp_path, monkeypatch):
+    """bench_ls.py --bound: the 5x budget is scikit-feature's time / 5 and the bound is the Gram
+    product plus one read of X, both from the rows of the same table."""
+    pytest.importorskip("skfeature")
+    monkeypatch.setenv("UFSBENCH_CACHE", str(tmp_path))
+    text = _bench_module("bench_ls", monkeypatch).bound("synthetic:40x120", 3)
+    ms = {row.split("|")[1].strip(): float(row.split("|")[2]) for row in text.splitlines()
+          if row.startswith("| ") and not row.startswith("| step")}
+    assert ms["5x budget (scikit-feature fit / 5)"] == pytest.approx(
+        ms["scikit-feature fit (construct_W + lap_score)"] / 5, abs=0.01)
+    assert ms["bound: Gram product + one read of X"] == pytest.approx(
+        ms["Gram product X X^T (syrk, X as loaded)"] + ms["one read of X (X.sum())"], abs=0.02)
+
+
+def test_mcfs_bound_counts_both_sides_steps(tmp_path, monkeypatch):
+    """bench_mcfs.py --sections bound: our lasso steps and scikit-feature's LAR steps are counted
+    (each LAR fit adds at most h steps per eigenvector), and the bound exceeds the speed-up."""
+    pytest.importorskip("skfeature")
+    monkeypatch.setenv("UFSBENCH_CACHE", str(tmp_path))
+    bench_mcfs = _bench_module("bench_mcfs", monkeypatch)
+    row = dict(zip(bench_mcfs.BOUND_HEADER, bench_mcfs.bound_row("synthetic:40x120", "binary", 1)))
+    c, counts = row["c"], [min(m, 120) for m in [50, 100, 150, 200, 250, 300]]
+    assert row["ours: steps"] >= c * 1
+    assert 0 < row["scikit-feature: LAR steps"] <= c * sum(counts)
+    # Our sweep does every product and more, so the products-alone bound exceeds the speed-up.
+    assert float(row["ours: products alone s"]) < float(row["ours: sweep s (one fit)"])
+    assert float(row["bound: speed-up with products alone"]) > float(row["speed-up now"])
