@@ -118,3 +118,28 @@ def test_ls_on_coil20_then_instant_rerun(tmp_path):
     assert out.returncode == 0, out.stderr and "coil20" in out.stdout
     again = ufsbench("run", "method=ls", "dataset=coil20", cwd=tmp_path)
     assert "0 new record(s)" in again.stderr
+
+
+def test_report_never_mixes_kmeans_starts(tmp_path):
+    """Two runs with random and k-means++ starts in one store: each run's table shows its own
+    records, and `ufsbench report` shows one protocol (the default start unless asked), saying
+    what it left out."""
+    res = tmp_path / "res"
+    common = [f"results_dir={res}", "feature_counts=[10]", "baselines=[]", *FAST]
+    random = ufsbench("run", *common, cwd=tmp_path)
+    plus = ufsbench("run", *common, "evaluation.kmeans_init=k-means++", cwd=tmp_path)
+    assert random.returncode == 0 and plus.returncode == 0, plus.stderr
+    assert "1 already in the store" not in plus.stderr   # separate records per protocol
+    assert "Evaluation protocol not the default: n_runs=3 (default 20), kmeans_init=k-means++" \
+        in plus.stdout
+    assert "kmeans_init" not in random.stdout.split("ACC")[0]
+    report = ufsbench("report", "--results-dir", str(res))
+    assert report.returncode == 0, report.stderr
+    assert "2 record(s) of other evaluation protocols left out" in report.stderr
+    assert "kmeans_init=k-means++" in report.stderr
+    assert report.stdout == random.stdout              # the same table as the random run's
+    chosen = ufsbench("report", "--results-dir", str(res), "--kmeans-init", "k-means++")
+    assert chosen.stdout == plus.stdout
+    none = ufsbench("report", "--results-dir", str(res), "--seed", "7")
+    assert none.returncode == 2 and none.stderr.count("\n") == 1
+    assert "no stored record has the evaluation protocol asked for: 4 record(s)" in none.stderr

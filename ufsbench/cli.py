@@ -52,7 +52,7 @@ def _job(cfg) -> None:
     from ufsbench.datasets import load_dataset
     from ufsbench.paths import default_results_dir
     from ufsbench.report import method_config, report_tables
-    from ufsbench.results import load_results
+    from ufsbench.results import load_results, one_protocol
     from ufsbench.runner import EvaluationProtocol, plan_tasks, run_sweep
 
     conf = OmegaConf.to_container(cfg, resolve=True)
@@ -76,9 +76,11 @@ def _job(cfg) -> None:
               f"{failed}", file=sys.stderr)
     df = load_results(results_dir)
     names = [m["name"] for m in methods]
-    df = df[(df["dataset"] == dataset.name) & df["method"].isin(names)
-            & (df["seed"] == conf["seed"]) & (df["n_runs"] == protocol.n_runs)
-            & (df["nmi_normalisation"] == protocol.nmi)]
+    df = df[(df["dataset"] == dataset.name) & df["method"].isin(names)]
+    df, _ = one_protocol(df, {"seed": conf["seed"], "n_runs": protocol.n_runs,  # this run's
+                              "kmeans_init": protocol.kmeans_init,
+                              "kmeans_max_iter": protocol.kmeans_max_iter,
+                              "nmi_normalisation": protocol.nmi})
     print(report_tables(df, rules=conf["report"]["rules"], summary=conf["report"]["summary"]))
     print(f"results: {results_dir}", file=sys.stderr)
 
@@ -107,8 +109,9 @@ def _run(overrides: list[str]) -> None:
 
 # -- report / datasets / methods -------------------------------------------------------------
 def _report(args: list[str]) -> None:
+    from ufsbench.evaluation import KMEANS_INITS, NMI_NORMALISATIONS
     from ufsbench.report import RULES, SUMMARIES, report_tables, write_reports
-    from ufsbench.results import load_results
+    from ufsbench.results import load_results, one_protocol
 
     parser = argparse.ArgumentParser(prog="ufsbench report",
                                      description="ACC/NMI tables from the result store")
@@ -124,12 +127,30 @@ def _report(args: list[str]) -> None:
     parser.add_argument("--summary", choices=list(SUMMARIES), default="mean")
     parser.add_argument("--html", metavar="FILE", help="also write a static HTML summary page "
                                                        "(tables and figures) to FILE")
+    protocol = parser.add_argument_group(
+        "evaluation protocol", "a table shows one protocol; by default the store's only one, or "
+        "the default one (configs/config.yaml) when the store holds several")
+    protocol.add_argument("--seed", type=int, help="the runs' seed (config: seed)")
+    protocol.add_argument("--n-runs", type=int, help="K-means runs per evaluation")
+    protocol.add_argument("--kmeans-init", choices=list(KMEANS_INITS), help="K-means starts")
+    protocol.add_argument("--kmeans-max-iter", type=int, help="Lloyd iterations per run")
+    protocol.add_argument("--nmi", choices=list(NMI_NORMALISATIONS),
+                          help="the records' NMI normalisation")
     opts = parser.parse_args(args)
     df = load_results(opts.results_dir)
     if opts.dataset and not df.empty:
         df = df[df["dataset"].isin(opts.dataset)]
     if opts.method and not df.empty:
         df = df[df["method"].isin(opts.method)]
+    df, left_out = one_protocol(df, {"seed": opts.seed, "n_runs": opts.n_runs,
+                                     "kmeans_init": opts.kmeans_init,
+                                     "kmeans_max_iter": opts.kmeans_max_iter,
+                                     "nmi_normalisation": opts.nmi})
+    if df.empty and left_out:
+        raise UFSBenchError(f"no stored record has the evaluation protocol asked for: "
+                            f"{left_out.split('; shown:')[0]}; change or drop the protocol options")
+    if left_out:
+        print(f"note: {left_out}", file=sys.stderr)
     print(report_tables(df, metrics=opts.metric, rules=opts.rule, summary=opts.summary,
                         fmt=opts.format))
     if opts.out:

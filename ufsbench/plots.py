@@ -49,7 +49,7 @@ from ufsbench.report import (
     method_config,
     select_cells,
 )
-from ufsbench.results import ResultStore, load_results
+from ufsbench.results import ResultStore, load_results, one_protocol
 
 DEFAULT_OUT = Path("results") / "figures"
 PANEL_SIZE = (3.6, 2.9)  # inches per panel
@@ -79,6 +79,9 @@ def results_frame(results_dir=None, datasets=None, methods=None) -> pd.DataFrame
     if df.empty:
         raise UFSBenchError(f"every record in {where} is stale (its data file changed); rerun "
                             f"`ufsbench run ...` to recompute them")
+    df, left_out = one_protocol(df)   # a figure shows one evaluation protocol, as a table does
+    if left_out:
+        print(f"note: {left_out}", file=sys.stderr)
     return df.reset_index(drop=True)
 
 

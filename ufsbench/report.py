@@ -205,7 +205,7 @@ def report_tables(df: pd.DataFrame, metrics=("acc", "nmi"), rules=("paper", "def
     rules = list(rules)
     stale = int(df["stale"].sum())
     norm = df["nmi_normalisation"].iloc[0] if "nmi_normalisation" in df else None
-    parts = []
+    parts = [] if fmt == "csv" else protocol_lines(df)
     for metric in metrics:
         if fmt == "csv" or len(rules) == 1:
             for rule in rules:
@@ -219,6 +219,29 @@ def report_tables(df: pd.DataFrame, metrics=("acc", "nmi"), rules=("paper", "def
                      f"changed since, or by an earlier revision of their method; they are stale "
                      f"and left out of every table.\n")
     return "\n".join(parts)
+
+
+def protocol_lines(df: pd.DataFrame) -> list[str]:
+    """[] when the records follow the default evaluation protocol; else one line naming theirs.
+    Records of several protocols are refused: their cells are not comparable
+    (``results.one_protocol`` picks one)."""
+    from ufsbench.results import PROTOCOL_COLUMNS, default_protocol, protocol_text
+
+    if not set(PROTOCOL_COLUMNS) <= set(df.columns):
+        return []
+    kinds = df[list(PROTOCOL_COLUMNS)].drop_duplicates()
+    if len(kinds) > 1:
+        listed = "; ".join(protocol_text(row) for _, row in kinds.iterrows())
+        raise UFSBenchError(f"the records hold {len(kinds)} evaluation protocols ({listed}); a "
+                            f"table shows one: pick it with results.one_protocol (ufsbench "
+                            f"report: --seed, --n-runs, --kmeans-init, --kmeans-max-iter, --nmi)")
+    shown = kinds.iloc[0].to_dict()
+    default = default_protocol()
+    if all(shown[c] == default[c] for c in PROTOCOL_COLUMNS):
+        return []
+    changed = ", ".join(f"{c}={shown[c]} (default {default[c]})" for c in PROTOCOL_COLUMNS
+                        if shown[c] != default[c])
+    return [f"Evaluation protocol not the default: {changed}.\n"]
 
 
 def _render_side_by_side(df, metric, rules, summary, fmt, norm) -> str:

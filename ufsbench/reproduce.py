@@ -217,6 +217,13 @@ def run_protocol(scoring):
                               scoring=tuple(scoring))
 
 
+def report_protocol(seed: int = 0) -> dict:
+    """:func:`run_protocol` as the protocol columns of ``load_results``: what a report reads."""
+    protocol = run_protocol(("kmeans",))
+    return {"seed": seed, "n_runs": protocol.n_runs, "kmeans_init": protocol.kmeans_init,
+            "kmeans_max_iter": protocol.kmeans_max_iter, "nmi_normalisation": protocol.nmi}
+
+
 def experiment_tasks(exp: dict, dataset, results_dir: str, seed: int = 0, thin: int = 1) -> list:
     """Every runner task of one data set of an experiment, without duplicates."""
     from ufsbench.results import canonical
@@ -861,7 +868,7 @@ def reproduce(names: list[str], results_dir: str, out_dir: str | os.PathLike, n_
     """Run (unless ``run`` is false) and report each named experiment; returns files written.
     ``launch``: where the sweeps run (:func:`run_experiment`); ``only_methods``: run only these
     methods' sweeps (the reports still cover every method in the store)."""
-    from ufsbench.results import load_failures, load_results
+    from ufsbench.results import load_failures, load_results, one_protocol
 
     if run:
         check_methods(names, only_methods)
@@ -874,8 +881,8 @@ def reproduce(names: list[str], results_dir: str, out_dir: str | os.PathLike, n_
                                only_methods=only_methods) if run else {}
         wall = time.perf_counter() - start
         df = load_results(results_dir)
-        if len(df):
-            df = df[~df["stale"] & (df["n_runs"] == 20) & (df["seed"] == 0)]
+        if len(df):  # the records of run_protocol only (a store may hold others: one_protocol)
+            df, _ = one_protocol(df[~df["stale"]], report_protocol())
         cells = note_failures(exp, compare(exp, df, data_dir=data_dir, thin=thin,
                                            only_datasets=only_datasets),
                               load_failures(results_dir))

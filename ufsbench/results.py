@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from ufsbench.errors import UFSBenchError
-from ufsbench.paths import default_results_dir
+from ufsbench.paths import config_dir, default_results_dir
 
 RECORD_VERSION = 1
 #: Per-data-set directory of the subset-score cache (K-means scores keyed by the feature subset).
@@ -496,7 +496,9 @@ def load_results(results_dir: str | os.PathLike | None = None) -> pd.DataFrame:
 
     Columns: dataset, method, params (JSON text), one ``param_<name>`` column per parameter,
     n_features, scoring, n_runs, seed, acc_mean, acc_std, nmi_mean, nmi_std (with the record's NMI
-    normalisation, named in ``nmi_normalisation``), nmi_<max|sqrt|arithmetic>_mean, acc_runs,
+    normalisation, named in ``nmi_normalisation``), kmeans_init and kmeans_max_iter (with seed,
+    n_runs and nmi_normalisation the record's evaluation protocol: :func:`one_protocol`),
+    nmi_<max|sqrt|arithmetic>_mean, acc_runs,
     fit_time, eval_time (seconds of K-means; 0 when the subset's scores were cached; None in records
     older than the subset cache), data_checksum, revision (the method's revision the record was
     made with), stale (the data file changed since, or the method was revised since: its
@@ -521,6 +523,8 @@ def load_results(results_dir: str | os.PathLike | None = None) -> pd.DataFrame:
                "nmi_normalisation": norm, "acc_runs": acc.tolist(),
                "nmi_runs": nmi_all[norm].tolist(),
                "fit_time": rec.get("fit_time"), "eval_time": rec.get("eval_time"),
+               "kmeans_init": key["evaluation"].get("kmeans_init", "random"),
+               "kmeans_max_iter": int(key["evaluation"].get("kmeans_max_iter", 100)),
                "data_checksum": key["data_checksum"],
                "reconstructed": bool(rec.get("reconstructed", False)), "path": rec["path"],
                "degenerate": any(w.startswith("DegenerateScoresWarning")
@@ -538,3 +542,69 @@ def load_results(results_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     columns = ["dataset", "method", "params", "n_features", "scoring", "n_runs", "seed",
                "acc_mean", "acc_std", "nmi_mean", "nmi_std", "nmi_normalisation"]
     return pd.DataFrame(rows, columns=None if rows else columns)
+
+
+#: The columns of :func:`load_results` that make up an evaluation protocol. Records that differ
+#: in any of them are not cells of one table: a table picks one protocol (:func:`one_protocol`).
+PROTOCOL_COLUMNS = ("seed", "n_runs", "kmeans_init", "kmeans_max_iter", "nmi_normalisation")
+#: How ``ufsbench report`` names each protocol column on its command line.
+PROTOCOL_FLAGS = {"seed": "--seed", "n_runs": "--n-runs", "kmeans_init": "--kmeans-init",
+                  "kmeans_max_iter": "--kmeans-max-iter", "nmi_normalisation": "--nmi"}
+
+
+def default_protocol() -> dict:
+    """The protocol of ``configs/config.yaml`` (what ``ufsbench run`` uses unless overridden)."""
+    from omegaconf import OmegaConf
+
+    conf = OmegaConf.load(config_dir() / "config.yaml")
+    ev = conf.evaluation
+    return {"seed": int(conf.seed), "n_runs": int(ev.n_runs), "kmeans_init": str(ev.kmeans_init),
+            "kmeans_max_iter": int(ev.kmeans_max_iter), "nmi_normalisation": str(ev.nmi)}
+
+
+def protocol_text(protocol) -> str:
+    """``seed=0, n_runs=20, ...`` for one protocol (a dict or a row of PROTOCOL_COLUMNS)."""
+    return ", ".join(f"{c}={protocol[c]}" for c in PROTOCOL_COLUMNS)
+
+
+def one_protocol(df: pd.DataFrame, wanted: dict | None = None) -> tuple[pd.DataFrame, str]:
+    """The records of one evaluation protocol, and a note on the records left out ("" if none).
+
+    ``wanted`` fixes some :data:`PROTOCOL_COLUMNS` (None values are free). When the records that
+    match still hold several protocols, the default value (:func:`default_protocol`) is taken in
+    each column where they differ, if some records have all of those; otherwise the choice is
+    the caller's, and a UFSBenchError lists the protocols with the options that pick one. A
+    table mixing protocols would put, e.g., the better of random and k-means++ starts into one
+    cell, unlabelled.
+    """
+    if df.empty:
+        return df, ""
+    wanted = {k: v for k, v in (wanted or {}).items() if v is not None}
+    unknown = sorted(set(wanted) - set(PROTOCOL_COLUMNS))
+    if unknown:
+        raise UFSBenchError(f"unknown protocol field(s) {', '.join(unknown)}; use "
+                            f"{', '.join(PROTOCOL_COLUMNS)}")
+    chosen = df
+    for column, value in wanted.items():
+        chosen = chosen[chosen[column] == value]
+    kinds = chosen[list(PROTOCOL_COLUMNS)].drop_duplicates()
+    if len(kinds) > 1:
+        varying = [c for c in PROTOCOL_COLUMNS if kinds[c].nunique() > 1]
+        default = default_protocol()
+        mask = np.logical_and.reduce([chosen[c] == default[c] for c in varying])
+        if not mask.any():
+            listed = "; ".join(protocol_text(row) for _, row in kinds.iterrows())
+            flags = ", ".join(PROTOCOL_FLAGS[c] for c in varying)
+            raise UFSBenchError(f"the records hold {len(kinds)} evaluation protocols ({listed}), "
+                                f"none with the default {', '.join(varying)}; pick one with "
+                                f"{flags}")
+        chosen = chosen[mask]
+    left = df.drop(chosen.index)
+    if left.empty:
+        return chosen, ""
+    others = left[list(PROTOCOL_COLUMNS)].value_counts()
+    listed = "; ".join(f"{n} with {protocol_text(dict(zip(PROTOCOL_COLUMNS, key)))}"
+                       for key, n in others.items())
+    kept = protocol_text(chosen.iloc[0]) if len(chosen) else "none"
+    return chosen, (f"{len(left)} record(s) of other evaluation protocols left out ({listed}); "
+                    f"shown: {kept}")
