@@ -57,6 +57,9 @@ def parse_args(argv):
                         help="with --plan: first run K pending settings of every (data set, "
                              "method) with the code as it is now and estimate from those "
                              "(their results are kept in the store)")
+    parser.add_argument("--kmeans-init", default="random", choices=["random", "k-means++"],
+                        help="the evaluation's K-means starts (default random, our protocol); "
+                             "k-means++ is a sensitivity run and needs another --out-dir")
     parser.add_argument("--transcribe", metavar="RESULTS_CSV", default=None,
                         help="rewrite results/published/*.csv from paper-tables/results.csv")
     return parser.parse_args(argv)
@@ -107,7 +110,7 @@ def main(argv=None) -> int:
                             data_dir=args.data_dir, thin=args.thin, only_datasets=args.datasets,
                             run=not args.report_only, command=command.strip(),
                             log=lambda msg: print(msg, file=sys.stderr), launch=launch,
-                            only_methods=args.methods)
+                            only_methods=args.methods, kmeans_init=args.kmeans_init)
     except UFSBenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

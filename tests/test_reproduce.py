@@ -13,7 +13,7 @@ from ufsbench.testing import requires_data
 from ufsbench import reproduce as rp
 from ufsbench.datasets import load_dataset
 from ufsbench.errors import UFSBenchError
-from ufsbench.results import ResultStore, load_results
+from ufsbench.results import ResultStore, load_results, one_protocol
 from ufsbench.runner import plan_tasks
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "reproduce_tables.py"
@@ -54,13 +54,14 @@ def tiny_published() -> pd.DataFrame:
 
 
 def write_planted_store(exp: dict, results_dir: Path, warned: tuple = (),
-                        tied: dict | None = None) -> pd.DataFrame:
-    """Records written under the runner's own keys, with planted per-run scores; the fits of
-    the (weight, count) pairs in ``warned`` carry a DegenerateScoresWarning, and those in
-    ``tied`` that many features tied at their cut."""
+                        tied: dict | None = None, kmeans_init: str = "random",
+                        shift: float = 0.0) -> pd.DataFrame:
+    """Records written under the runner's own keys, with planted per-run scores (plus
+    ``shift``); the fits of the (weight, count) pairs in ``warned`` carry a
+    DegenerateScoresWarning, and those in ``tied`` that many features tied at their cut."""
     data = load_dataset("synthetic")
     store = ResultStore(results_dir)
-    protocol = rp.run_protocol(["kmeans"])
+    protocol = rp.run_protocol(["kmeans"], kmeans_init)
     for row in exp["rows"][:2]:
         cfg = rp.row_method_config(row)
         for task in plan_tasks(data, cfg, exp["feature_counts"], protocol, 0, str(results_dir)):
@@ -68,7 +69,7 @@ def write_planted_store(exp: dict, results_dir: Path, warned: tuple = (),
             for m in counts:
                 acc = ALL_FEATURES if row["method"] == "allfeatures" else \
                     PLANTED.get((task.params["weight"], m), OTHER)
-                acc = np.asarray(acc)
+                acc = np.asarray(acc) + shift
                 store.write_record(task.record_key(m, "kmeans"), {
                     "acc": acc, "nmi": {"max": acc - 0.2, "sqrt": acc - 0.1,
                                         "arithmetic": acc - 0.3},
@@ -524,3 +525,32 @@ def test_methods_option_over_several_papers_runs_the_method_where_a_paper_has_it
     assert set(rp.plan_summary(["t", "u"], str(runs), only_methods=["ls"])["method"]) == {"ls"}
     with pytest.raises(UFSBenchError, match="not in any of the experiments run"):
         rp.plan_summary(["t", "u"], str(runs), only_methods=["udfs"])
+
+
+def test_kmeans_plus_plus_sensitivity_run_reads_only_its_records(tmp_path):
+    """--kmeans-init k-means++: its tasks and its report use k-means++ records only, its
+    protocol line says so, and our random-start reports are never read from or written over."""
+    exp = tiny_experiment()
+    write_planted_store(exp, tmp_path / "runs")
+    df = write_planted_store(exp, tmp_path / "runs", kmeans_init="k-means++", shift=0.1)
+    plus = {**exp, "kmeans_init": "k-means++"}
+    ours, _ = one_protocol(df, rp.report_protocol(exp))
+    theirs, note = one_protocol(df, rp.report_protocol(plus))
+    assert set(ours["kmeans_init"]) == {"random"} and set(theirs["kmeans_init"]) == {"k-means++"}
+    assert "kmeans_init=random" in note
+    published = tiny_published()
+    best = {init: rp.compare(e, d, published=published).query("method == 'ls' and metric == 'ACC'"
+                                                              " and dataset == 'syn'")
+            for init, e, d in (("random", exp, ours), ("k-means++", plus, theirs))}
+    assert best["random"]["ours_mean"].iloc[0] == pytest.approx(80.0)
+    assert best["k-means++"]["ours_mean"].iloc[0] == pytest.approx(90.0)
+    assert "k-means++ initial centres, NOT our default" in rp.protocol_lines(plus)[0]
+    assert "random initial centres" in rp.protocol_lines(exp)[0]
+    tasks = rp.experiment_tasks(plus, load_dataset("synthetic"), str(tmp_path / "runs"))
+    assert {t.protocol.kmeans_init for t in tasks} == {"k-means++"}
+    with pytest.raises(UFSBenchError, match="sensitivity run: write its reports elsewhere"):
+        rp.reproduce(["scfs"], str(tmp_path / "runs"), rp.default_out_dir(), run=False,
+                     kmeans_init="k-means++")
+    with pytest.raises(UFSBenchError, match="unknown K-means init"):
+        rp.reproduce(["scfs"], str(tmp_path / "runs"), tmp_path / "out", run=False,
+                     kmeans_init="furthest")

@@ -121,6 +121,7 @@ def normalise_experiment(exp: dict, name: str, where: str = "experiment") -> dic
     exp.setdefault("tables", [])
     exp.setdefault("summary", "mean")
     exp.setdefault("nmi", "max")
+    exp.setdefault("kmeans_init", "random")   # ours for every paper; --kmeans-init varies it
     exp.setdefault("published", exp["paper"].lower())
     exp.setdefault("notes", {})
     return exp
@@ -209,17 +210,23 @@ def dataset_gap(registry_name: str, data_dir=None) -> str | None:
 
 
 # -- running ---------------------------------------------------------------------------------
-def run_protocol(scoring):
-    """One evaluation protocol for all papers, so that records are shared between them."""
+def run_protocol(scoring, kmeans_init: str = "random"):
+    """One evaluation protocol for all papers, so that records are shared between them (the
+    K-means starts can be varied for a sensitivity run: ``--kmeans-init``)."""
     from ufsbench.runner import EvaluationProtocol
 
-    return EvaluationProtocol(n_runs=20, kmeans_init="random", kmeans_max_iter=100, nmi="max",
-                              scoring=tuple(scoring))
+    return EvaluationProtocol(n_runs=20, kmeans_init=kmeans_init, kmeans_max_iter=100,
+                              nmi="max", scoring=tuple(scoring))
 
 
-def report_protocol(seed: int = 0) -> dict:
+def default_out_dir() -> Path:
+    """Where ``make reproduce-tables`` writes the reports of our protocol (committed)."""
+    return repo_root() / "results" / "reproduction"
+
+
+def report_protocol(exp: dict, seed: int = 0) -> dict:
     """:func:`run_protocol` as the protocol columns of ``load_results``: what a report reads."""
-    protocol = run_protocol(("kmeans",))
+    protocol = run_protocol(("kmeans",), exp.get("kmeans_init", "random"))
     return {"seed": seed, "n_runs": protocol.n_runs, "kmeans_init": protocol.kmeans_init,
             "kmeans_max_iter": protocol.kmeans_max_iter, "nmi_normalisation": protocol.nmi}
 
@@ -235,7 +242,7 @@ def experiment_tasks(exp: dict, dataset, results_dir: str, seed: int = 0, thin: 
         if method_gap(row["method"]):
             continue
         cfg = row_method_config(row, thin)
-        protocol = run_protocol(row_scorings(row))
+        protocol = run_protocol(row_scorings(row), exp.get("kmeans_init", "random"))
         for task in plan_tasks(dataset, cfg, counts, protocol, seed, results_dir):
             key = canonical([task.method, task.params, sorted(protocol.scoring)])
             if key not in seen:
@@ -691,11 +698,14 @@ def protocol_lines(exp: dict) -> list[str]:
            "arithmetic": "(H(y) + H(z))/2"}[exp["nmi"]]
     runs = "the best of the first 5" if exp["summary"] == "best5" else "mean±std over the 20"
     own = any("own_labels" in row_scorings(r) for r in exp["rows"])
+    starts = {"random": "random initial centres",
+              "k-means++": "k-means++ initial centres, NOT our default random ones"}[
+        exp.get("kmeans_init", "random")]
     scoring = ("- DGUFS's own row is scored by its own cluster labels (20 seeded fits), as in the "
                "paper; K-means on its features is shown beside it.") if own else \
         "- All rows are K-means on the selected features."
     return [
-        ("- Every evaluation: 20 K-means runs (run i seeded with i, random initial centres, one "
+        (f"- Every evaluation: 20 K-means runs (run i seeded with i, {starts}, one "
          f"init, at most 100 iterations); cells show {runs} runs, in percent; (m) = selected "
          "features."),
         f"- NMI normalised by {nmi} (the paper's).",
@@ -864,17 +874,27 @@ def write_cells_csv(out_dir: Path, fallback: str = "quick") -> Path:
 def reproduce(names: list[str], results_dir: str, out_dir: str | os.PathLike, n_jobs: int = -1,
               data_dir=None, thin: int = 1, only_datasets=None, run: bool = True,
               command: str = "", log=print, launch: dict | None = None,
-              only_methods=None) -> list[Path]:
+              only_methods=None, kmeans_init: str = "random") -> list[Path]:
     """Run (unless ``run`` is false) and report each named experiment; returns files written.
     ``launch``: where the sweeps run (:func:`run_experiment`); ``only_methods``: run only these
-    methods' sweeps (the reports still cover every method in the store)."""
+    methods' sweeps (the reports still cover every method in the store); ``kmeans_init``: the
+    evaluation's K-means starts ("k-means++" for a sensitivity run: its reports must go to
+    another directory than the committed ones, and say so in their protocol)."""
+    from ufsbench.evaluation import KMEANS_INITS
     from ufsbench.results import load_failures, load_results, one_protocol
 
+    if kmeans_init not in KMEANS_INITS:
+        raise UFSBenchError(f"unknown K-means init {kmeans_init!r}; use one of "
+                            f"{', '.join(KMEANS_INITS)}")
+    if kmeans_init != "random" and Path(out_dir).resolve() == default_out_dir().resolve():
+        raise UFSBenchError(f"--kmeans-init {kmeans_init} is a sensitivity run: write its "
+                            f"reports elsewhere than {default_out_dir()} (the reports of our "
+                            f"protocol), e.g. --out-dir results/reproduction/kmeans++")
     if run:
         check_methods(names, only_methods)
     written = []
     for name in names:
-        exp = load_experiment(name)
+        exp = {**load_experiment(name), "kmeans_init": kmeans_init}
         start = time.perf_counter()
         stats = run_experiment(exp, results_dir, n_jobs, data_dir, thin=thin,
                                only_datasets=only_datasets, log=log, launch=launch,
@@ -882,7 +902,7 @@ def reproduce(names: list[str], results_dir: str, out_dir: str | os.PathLike, n_
         wall = time.perf_counter() - start
         df = load_results(results_dir)
         if len(df):  # the records of run_protocol only (a store may hold others: one_protocol)
-            df, _ = one_protocol(df[~df["stale"]], report_protocol())
+            df, _ = one_protocol(df[~df["stale"]], report_protocol(exp))
         cells = note_failures(exp, compare(exp, df, data_dir=data_dir, thin=thin,
                                            only_datasets=only_datasets),
                               load_failures(results_dir))
