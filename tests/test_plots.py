@@ -253,3 +253,16 @@ def test_write_figures_writes_what_the_results_support(frame, tmp_path):
     # No ranks (one data set) and no convergence (ls records no objective): skipped, not errors.
     assert stems == ["counts_acc", "counts_nmi", "pixels_digits", "sensitivity_digits_ls_acc"]
     assert all(p.is_file() for p in paths) and len(paths) == 2 * len(stems)
+
+
+def test_figures_read_one_evaluation_protocol(tmp_path, capsys):
+    """A store with random and k-means++ records: the figures' frame keeps the default starts
+    and says what it left out (a curve must not take the better of two protocols per point)."""
+    first, _, _ = _small_sets()
+    for init in ("random", "k-means++"):
+        protocol = EvaluationProtocol(n_runs=3, kmeans_init=init)
+        run_sweep(first, plan_tasks(first, METHODS["ls"], [5, 10], protocol, 0, tmp_path),
+                  n_jobs=1)
+    frame = plots.results_frame(tmp_path)
+    assert set(frame["kmeans_init"]) == {"random"} and len(frame) == 4
+    assert "4 record(s) of other evaluation protocols left out" in capsys.readouterr().err
