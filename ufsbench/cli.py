@@ -148,7 +148,7 @@ def _report(args: list[str]) -> None:
                                      "nmi_normalisation": opts.nmi})
     if df.empty and left_out:
         raise UFSBenchError(f"no stored record has the evaluation protocol asked for: "
-                            f"{left_out.split('; shown:')[0]}; change or drop the protocol options")
+                            f"{left_out}; change or drop the protocol options")
     if left_out:
         print(f"note: {left_out}", file=sys.stderr)
     print(report_tables(df, metrics=opts.metric, rules=opts.rule, summary=opts.summary,

@@ -225,7 +225,7 @@ def protocol_lines(df: pd.DataFrame) -> list[str]:
     """[] when the records follow the default evaluation protocol; else one line naming theirs.
     Records of several protocols are refused: their cells are not comparable
     (``results.one_protocol`` picks one)."""
-    from ufsbench.results import PROTOCOL_COLUMNS, default_protocol, protocol_text
+    from ufsbench.results import PROTOCOL_COLUMNS, PROTOCOL_FLAGS, default_protocol, protocol_text
 
     if not set(PROTOCOL_COLUMNS) <= set(df.columns):
         return []
@@ -234,7 +234,7 @@ def protocol_lines(df: pd.DataFrame) -> list[str]:
         listed = "; ".join(protocol_text(row) for _, row in kinds.iterrows())
         raise UFSBenchError(f"the records hold {len(kinds)} evaluation protocols ({listed}); a "
                             f"table shows one: pick it with results.one_protocol (ufsbench "
-                            f"report: --seed, --n-runs, --kmeans-init, --kmeans-max-iter, --nmi)")
+                            f"report: {', '.join(PROTOCOL_FLAGS.values())})")
     shown = kinds.iloc[0].to_dict()
     default = default_protocol()
     if all(shown[c] == default[c] for c in PROTOCOL_COLUMNS):

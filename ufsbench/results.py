@@ -605,6 +605,5 @@ def one_protocol(df: pd.DataFrame, wanted: dict | None = None) -> tuple[pd.DataF
     others = left[list(PROTOCOL_COLUMNS)].value_counts()
     listed = "; ".join(f"{n} with {protocol_text(dict(zip(PROTOCOL_COLUMNS, key)))}"
                        for key, n in others.items())
-    kept = protocol_text(chosen.iloc[0]) if len(chosen) else "none"
-    return chosen, (f"{len(left)} record(s) of other evaluation protocols left out ({listed}); "
-                    f"shown: {kept}")
+    shown = f"; shown: {protocol_text(chosen.iloc[0])}" if len(chosen) else ""
+    return chosen, f"{len(left)} record(s) of other evaluation protocols left out ({listed}){shown}"
