@@ -81,3 +81,8 @@ def test_missing_results_are_a_clear_error(tmp_path, capsys):
         main(["report", "--results-dir", str(tmp_path / "none"), "--html", str(tmp_path / "x")])
     assert exc.value.code == 2
     assert "ufsbench: error: no results to summarise" in capsys.readouterr().err
+
+
+def test_page_names_a_non_default_protocol(page):
+    """The fixture's records have 3 K-means runs, not the default 20: the page says so."""
+    assert "Evaluation protocol not the default: n_runs=3 (default 20)." in page

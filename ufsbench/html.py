@@ -23,6 +23,7 @@ from ufsbench.report import (
     RULES,
     SUMMARIES,
     caption,
+    protocol_lines,
     select_cells,
     table_frame,
 )
@@ -136,6 +137,7 @@ def write_html(df: pd.DataFrame, path, summary: str = "mean") -> Path:
         f'method(s); {SUMMARIES[summary]}; K-means runs per evaluation: '
         f'{escape(", ".join(str(n) for n in sorted(df["n_runs"].unique())))}; written {when}.'
         + (f" {stale} stale record(s) left out." if stale else "") + "</p>",
+        *(f'<p class="note">{escape(line.strip())}</p>' for line in protocol_lines(df)),
     ]
     body = header + _tables_section(df, summary) + _figures_section(df, summary)
     page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
