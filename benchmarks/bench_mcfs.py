@@ -207,8 +207,6 @@ def bound_row(spec: str, weight: str, repeats: int) -> list:
     from bench_skfeature import _skfeature, theirs
     from skfeature.function.sparse_learning_based import MCFS as skfeature_mcfs
 
-    from ufsbench.methods.mcfs import spectral_lars_paths
-
     label, X, _, c = load_bench_data(spec)
     counts = [min(m, X.shape[1]) for m in feature_count_grid(spec)]
     _skfeature()
@@ -221,9 +219,11 @@ def bound_row(spec: str, weight: str, repeats: int) -> list:
             lar_steps.append(int(np.sum(self.n_iter_)))
             return out
 
+    last_fit = [None]
+
     def ours():
-        return make_selector("mcfs", n_features_to_select=max(counts), n_clusters=c,
-                             random_state=0, k=5, weight=weight).fit(X)
+        last_fit[0] = make_selector("mcfs", n_features_to_select=max(counts), n_clusters=c,
+                                    random_state=0, k=5, weight=weight).fit(X)
 
     def skfeature_sweep():
         for m in counts:
@@ -241,9 +241,8 @@ def bound_row(spec: str, weight: str, repeats: int) -> list:
             theirs_s.append(_timed(skfeature_sweep)[0])
     finally:
         skfeature_mcfs.linear_model = original
-    fitted = ours()
-    paths = spectral_lars_paths(X, fitted.embedding_, max(counts), fitted.ridge)
-    steps_ours = sum(path.alphas.size - 1 for path in paths)
+    # Steps of every path of the last timed fit (a path's non-zero counts: one per step + start).
+    steps_ours = sum(column.nnz.size - 1 for column in last_fit[0]._path_steps)
     u = np.random.default_rng(0).standard_normal(X.shape[0])
     product_s = float(np.median([_timed(lambda: X.T @ u)[0] for _ in range(201)]))
     ours_best, theirs_best = best(ours_s), best(theirs_s)
@@ -256,7 +255,8 @@ def bound_row(spec: str, weight: str, repeats: int) -> list:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", nargs="+", default=["prostate_ge", "pix10p"])
-    parser.add_argument("--sections", nargs="+", default=["sweep"], choices=["sweep", "solver", "bound"])
+    parser.add_argument("--sections", nargs="+", default=["sweep"],
+                        choices=["sweep", "solver", "bound"])
     parser.add_argument("--weight", default="binary", help="graph weights (matched: binary)")
     parser.add_argument("--repeats", type=int, default=1, help="alternating repeats (best of)")
     parser.add_argument("--no-skfeature", action="store_true")

@@ -27,7 +27,7 @@ import pandas as pd
 from ufsbench import reproduce
 from ufsbench.datasets import load_dataset
 from ufsbench.errors import UFSBenchError
-from ufsbench.evaluation import clustering_scores
+from ufsbench.evaluation import NMI_NORMALISATIONS, clustering_scores
 from ufsbench.numerics.preprocess import zscore
 
 
@@ -57,11 +57,11 @@ def protocol_variants(raw, plus_plus, metric: str) -> dict[str, float]:
     apply (NMI normalisations on an ACC row)."""
     if metric == "ACC":
         cells = {"raw_kmeans++": plus_plus.acc_mean, "raw_best_of_20": raw.acc.max()}
-        cells.update({f"raw_nmi_{norm}": np.nan for norm in ("max", "sqrt", "arithmetic")})
+        cells.update({f"raw_nmi_{norm}": np.nan for norm in NMI_NORMALISATIONS})
     else:
         cells = {"raw_kmeans++": plus_plus.nmi_mean, "raw_best_of_20": raw.nmi.max()}
         cells.update({f"raw_nmi_{norm}": float(np.mean(raw.nmi_all[norm]))
-                      for norm in ("max", "sqrt", "arithmetic")})
+                      for norm in NMI_NORMALISATIONS})
     return {k: 100 * float(v) for k, v in cells.items()}
 
 

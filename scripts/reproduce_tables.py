@@ -23,6 +23,8 @@ from pathlib import Path
 
 
 def parse_args(argv):
+    from ufsbench.evaluation import KMEANS_INITS  # main() put the repository on sys.path
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--paper", default="all",
                         help="ufsol, sogfs, dgufs, scfs, kmufs, all (default) or quick")
@@ -57,7 +59,7 @@ def parse_args(argv):
                         help="with --plan: first run K pending settings of every (data set, "
                              "method) with the code as it is now and estimate from those "
                              "(their results are kept in the store)")
-    parser.add_argument("--kmeans-init", default="random", choices=["random", "k-means++"],
+    parser.add_argument("--kmeans-init", default="random", choices=list(KMEANS_INITS),
                         help="the evaluation's K-means starts (default random, our protocol); "
                              "k-means++ is a sensitivity run and needs another --out-dir")
     parser.add_argument("--transcribe", metavar="RESULTS_CSV", default=None,

@@ -86,3 +86,11 @@ def test_protocol_columns_are_load_results_columns(tmp_path):
     assert set(df["kmeans_max_iter"]) == {50}
     chosen, note = one_protocol(df, {"n_runs": 2})
     assert chosen["kmeans_init"].tolist() == ["random"] and "k-means++" in note
+
+
+def test_frames_with_repeated_index_labels_are_split_by_row():
+    """Two frames concatenated without a new index: labels repeat, rows must still be told apart."""
+    df = pd.concat([records({}), records({"kmeans_init": "k-means++"}, acc=(0.9,))])
+    assert list(df.index) == [0, 0]
+    chosen, note = one_protocol(df)
+    assert chosen["acc_mean"].tolist() == [0.5] and note.startswith("1 record(s)")

@@ -584,22 +584,22 @@ def one_protocol(df: pd.DataFrame, wanted: dict | None = None) -> tuple[pd.DataF
     if unknown:
         raise UFSBenchError(f"unknown protocol field(s) {', '.join(unknown)}; use "
                             f"{', '.join(PROTOCOL_COLUMNS)}")
-    chosen = df
+    keep = np.ones(len(df), dtype=bool)        # positional: safe for any index
     for column, value in wanted.items():
-        chosen = chosen[chosen[column] == value]
-    kinds = chosen[list(PROTOCOL_COLUMNS)].drop_duplicates()
+        keep &= (df[column] == value).to_numpy()
+    kinds = df.loc[keep, list(PROTOCOL_COLUMNS)].drop_duplicates()
     if len(kinds) > 1:
         varying = [c for c in PROTOCOL_COLUMNS if kinds[c].nunique() > 1]
         default = default_protocol()
-        mask = np.logical_and.reduce([chosen[c] == default[c] for c in varying])
-        if not mask.any():
+        is_default = np.logical_and.reduce([(df[c] == default[c]).to_numpy() for c in varying])
+        if not (keep & is_default).any():
             listed = "; ".join(protocol_text(row) for _, row in kinds.iterrows())
             flags = ", ".join(PROTOCOL_FLAGS[c] for c in varying)
             raise UFSBenchError(f"the records hold {len(kinds)} evaluation protocols ({listed}), "
                                 f"none with the default {', '.join(varying)}; pick one with "
                                 f"{flags}")
-        chosen = chosen[mask]
-    left = df.drop(chosen.index)
+        keep &= is_default
+    chosen, left = df[keep], df[~keep]
     if left.empty:
         return chosen, ""
     others = left[list(PROTOCOL_COLUMNS)].value_counts()
