@@ -114,9 +114,12 @@ def test_methods_command_lists_registry():
 @requires_data("coil20")
 @pytest.mark.slow
 def test_ls_on_coil20_then_instant_rerun(tmp_path):
-    out = ufsbench("run", "method=ls", "dataset=coil20", cwd=tmp_path)
-    assert out.returncode == 0, out.stderr and "coil20" in out.stdout
-    again = ufsbench("run", "method=ls", "dataset=coil20", cwd=tmp_path)
+    # The data directory requires_data found (it may be ../shared/datasets, not $UFSBENCH_DATA).
+    where = f"data_dir={data_dir()}"
+    out = ufsbench("run", "method=ls", "dataset=coil20", where, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "coil20" in out.stdout
+    again = ufsbench("run", "method=ls", "dataset=coil20", where, cwd=tmp_path)
     assert "0 new record(s)" in again.stderr
 
 
