@@ -33,7 +33,7 @@ bench:
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(PYTHON) benchmarks/run_all.py --profile $(PROFILE)
 
 lint:
-	$(PYTHON) -m ruff check ufsbench tests scripts benchmarks
+	$(PYTHON) -m ruff check src tests scripts benchmarks
 
 # Every method on every data set present, at its grid's extreme values and extreme feature counts:
 # each fit must return exactly the requested number of distinct features and no NaN score.

@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:  # running `python benchmarks/x.py` from a clone without install
-    sys.path.insert(0, str(REPO))
+if str(REPO / "src") not in sys.path:  # `python benchmarks/x.py` from a clone without install
+    sys.path.insert(0, str(REPO / "src"))
 
 from ufsbench.methods.base import available_methods, make_selector, selector_class  # noqa: E402
 from ufsbench.report import method_config  # noqa: E402

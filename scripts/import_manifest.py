@@ -18,7 +18,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_MANIFEST = ROOT.parent / "shared" / "datasets" / "MANIFEST.csv"
-OUT = ROOT / "configs" / "dataset"
+OUT = ROOT / "src" / "ufsbench" / "configs" / "dataset"
 
 DEFAULT_COUNTS = [50, 100, 150, 200, 250, 300]
 FEATURE_COUNTS = {"usps": [50, 80, 110, 140, 170, 200],  # UFSOL Sec. 5.2

@@ -68,7 +68,7 @@ def parse_args(argv):
 
 
 def main(argv=None) -> int:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
     from ufsbench import reproduce
     from ufsbench.errors import UFSBenchError
     from ufsbench.paths import default_results_dir

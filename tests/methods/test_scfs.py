@@ -14,7 +14,7 @@ from ufsbench.methods.base import make_selector, method_parameters
 from ufsbench.methods.scfs import (SCFS, negative_part_of_B, scfs_objective, scfs_w_step,
                                    split_gradient)
 
-CONFIG = Path(__file__).resolve().parents[2] / "configs" / "method" / "scfs.yaml"
+CONFIG = Path(__file__).resolve().parents[2] / "src" / "ufsbench" / "configs" / "method" / "scfs.yaml"
 
 
 def zscore(X):

@@ -9,12 +9,17 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 def config_dir() -> Path:
-    """The Hydra config tree: the repository's ``configs/`` (editable install) or the packaged copy."""
-    for candidate in (PACKAGE_DIR.parent / "configs", PACKAGE_DIR / "configs"):
-        if (candidate / "config.yaml").is_file():
-            return candidate
+    """The Hydra config tree shipped inside the package (``ufsbench/configs``)."""
+    candidate = PACKAGE_DIR / "configs"
+    if (candidate / "config.yaml").is_file():
+        return candidate
     raise FileNotFoundError("ufsbench's configs/ directory is missing; reinstall the package "
-                            "with `pip install -e .` from a clone of the repository")
+                            "with `pip install ufsbench` (or `pip install -e .` in a clone)")
+
+
+def repository_dir() -> Path:
+    """The clone the package runs from (``src/ufsbench`` -> the clone's top folder)."""
+    return PACKAGE_DIR.parents[1]
 
 
 def default_data_dir() -> Path:

@@ -34,7 +34,7 @@ import pandas as pd
 import yaml
 
 from ufsbench.errors import DataError, UFSBenchError
-from ufsbench.paths import config_dir
+from ufsbench.paths import config_dir, repository_dir
 
 PAPERS = ("ufsol", "sogfs", "dgufs", "scfs", "kmufs")
 PROFILES = ("full", "quick")
@@ -49,7 +49,7 @@ CELL_COLUMNS = ["paper", "table", "metric", "dataset", "method", "published_mean
 
 # -- files -----------------------------------------------------------------------------------
 def repo_root() -> Path:
-    return config_dir().parent
+    return repository_dir()
 
 
 def published_dir() -> Path:

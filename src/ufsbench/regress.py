@@ -47,10 +47,10 @@ REFERENCE_FILE = "regression.csv"
 
 
 def default_reference_dir() -> Path:
-    """``results/reference`` of the repository (beside ``configs/``)."""
-    from ufsbench.paths import config_dir
+    """``results/reference`` of the repository."""
+    from ufsbench.paths import repository_dir
 
-    return config_dir().parent / "results" / "reference"
+    return repository_dir() / "results" / "reference"
 
 
 # -- the fixed subset ------------------------------------------------------------------------
