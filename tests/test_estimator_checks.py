@@ -1,4 +1,4 @@
-"""scikit-learn's estimator checks over every registered selector (issue 14).
+"""scikit-learn's estimator checks over every registered selector.
 
 Every selector must pass scikit-learn's whole ``check_estimator`` suite apart from the expected
 failures documented in ``EXPECTED_FAILURES`` (each with its reason). The checks that exercise input

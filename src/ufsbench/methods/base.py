@@ -15,7 +15,14 @@ implements ``_fit(X)``, which must set either
   runner fits once per setting at the largest count.
 
 Joint methods that learn cluster labels also set ``labels_``; iterative ones record the objective
-per iteration in ``objective_history_``. Validation happens once, in ``fit``.
+per iteration in ``objective_history_``.
+
+Parameters are validated once, at the entry of ``fit``, from the class's declarative
+``_parameter_constraints`` (scikit-learn's ``Interval``, ``StrOptions``, ...; the base class
+declares the three common ones and a subclass extends the dict) plus the data-free relations
+between parameters a subclass checks in ``_check_parameter_relations``. Both need no data, so
+:func:`check_setting` runs them for every grid point before a sweep computes anything; only
+checks that need X (e.g. ``n_components < n_features``) stay in ``_fit``.
 """
 
 from __future__ import annotations
@@ -24,12 +31,14 @@ import importlib
 import inspect
 import pkgutil
 import warnings
+from numbers import Integral
 from typing import ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, _fit_context
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, InvalidParameterError
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ufsbench.errors import UFSBenchError
@@ -41,6 +50,12 @@ DEFAULT_N_FEATURES = 50
 
 class NonNumericInputError(UFSBenchError, TypeError):
     """X holds values that are not numbers (a TypeError too, as scikit-learn expects)."""
+
+
+class InvalidSelectorParameterError(UFSBenchError, InvalidParameterError):
+    """A selector parameter outside its declared constraints, or two parameters that contradict
+    each other: one line naming the parameter, what it must be and the value given (a
+    ``UFSBenchError`` for the CLI, an ``InvalidParameterError`` for scikit-learn)."""
 
 
 class DegenerateScoresWarning(UserWarning):
@@ -84,7 +99,33 @@ class UFSSelector(SelectorMixin, BaseEstimator):
     #: 0 = exact comparison, ties by index; a method sets it where its scores tie up to
     #: round-off in large groups (the model then has no preference inside the group).
     score_tie_rtol: ClassVar[float] = 0.0
+    #: What each constructor parameter may be (scikit-learn's declarative validation). A
+    #: subclass extends it: ``{**UFSSelector._parameter_constraints, "k": [...], ...}``.
+    _parameter_constraints: ClassVar[dict] = {
+        "n_features_to_select": [Interval(Integral, 1, None, closed="left"), None],
+        "n_clusters": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
 
+    def _validate_params(self) -> None:
+        """Every parameter against ``_parameter_constraints``, then the data-free relations
+        between parameters (``_check_parameter_relations``); raises
+        :class:`InvalidSelectorParameterError` with one line."""
+        try:
+            super()._validate_params()
+        except InvalidParameterError as exc:
+            raise InvalidSelectorParameterError(str(exc)) from None
+        self._check_parameter_relations()
+
+    def _check_parameter_relations(self) -> None:
+        """Raise :class:`InvalidSelectorParameterError` when parameters that are each valid
+        contradict each other (e.g. a start above its cap). Needs no data; none by default."""
+
+    def _invalid(self, message: str) -> InvalidSelectorParameterError:
+        """The error a relation check raises: ``"<Class>: <message>"``."""
+        return InvalidSelectorParameterError(f"{type(self).__name__}: {message}")
+
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit on X (n_samples, n_features). ``y`` is ignored: selectors never see labels."""
         X = self._validate_fit_input(X)
@@ -230,8 +271,6 @@ class UFSSelector(SelectorMixin, BaseEstimator):
         m = self.n_features_to_select
         if m is None:
             return min(DEFAULT_N_FEATURES, n_features)
-        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
-            raise UFSBenchError(f"n_features_to_select={m!r} must be a positive integer")
         if m > n_features:
             raise UFSBenchError(f"n_features_to_select={m} exceeds the {n_features} features of "
                                 f"X (n_features={n_features}); choose at most {n_features}")
@@ -239,8 +278,6 @@ class UFSSelector(SelectorMixin, BaseEstimator):
 
     def _resolve_n_clusters(self, n_samples: int) -> int:
         c = self.n_clusters
-        if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 1:
-            raise UFSBenchError(f"n_clusters={c!r} must be a positive integer")
         if c > n_samples:
             raise UFSBenchError(f"n_clusters={c} exceeds the {n_samples} samples of X; "
                                 f"choose at most {n_samples} clusters")
@@ -295,6 +332,13 @@ def selector_class(name: str) -> type[UFSSelector]:
 def method_parameters(name: str) -> list[str]:
     """Names of the constructor parameters of a method."""
     return [p for p in inspect.signature(selector_class(name).__init__).parameters if p != "self"]
+
+
+def check_setting(name: str, params: dict) -> None:
+    """Validate one parameter setting of method ``name`` without data (before any fit): unknown
+    names, every declared constraint and the data-free relations. Raises
+    :class:`~ufsbench.errors.UFSBenchError` with one line."""
+    make_selector(name, **params)._validate_params()
 
 
 def make_selector(name: str, **params) -> UFSSelector:

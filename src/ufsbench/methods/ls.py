@@ -1,7 +1,10 @@
 """Laplacian Score (He, Cai & Niyogi, "Laplacian Score for Feature Selection", NIPS 2005)."""
 
+from numbers import Integral, Real
+
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.methods.base import UFSSelector, register
@@ -54,6 +57,13 @@ class LaplacianScore(UFSSelector):
     sigma : heat-kernel width; ``None`` uses the mean squared kNN distance, since sigma = 1
         underflows every weight to 0 on raw pixel data.
     """
+
+    _parameter_constraints = {
+        **UFSSelector._parameter_constraints,
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "weight": [StrOptions({"heat", "binary"})],
+        "sigma": [Interval(Real, 0, None, closed="neither"), None],
+    }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, k=5,
                  weight="heat", sigma=None):
