@@ -5,6 +5,7 @@ import errno
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -475,3 +476,78 @@ def test_grid_extremes_and_smoke(monkeypatch):
     monkeypatch.setattr(ls_module.LaplacianScore, "_fit", nan_scores)
     df = run_smoke(["synthetic"], ["ls"], progress=False)
     assert df["status"].str.contains("NaN score").all()
+
+
+# -- workers of a killed sweep -------------------------------------------------------------------
+def _process(pid):
+    """(state, parent pid, start time) of a process from /proc, None when there is none."""
+    try:
+        text = open(f"/proc/{pid}/stat").read()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()  # the command name may hold spaces
+    return fields[0], int(fields[1]), int(fields[19])
+
+
+def _children(pid):
+    """{child pid: its start time} of the processes whose parent is pid."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        info = _process(entry) if entry.isdigit() else None
+        if info is not None and info[1] == pid:
+            children[int(entry)] = info[2]
+    return children
+
+
+def _running(processes):
+    """The processes of {pid: start time} still running (a zombie or a reused pid is gone)."""
+    return [pid for pid, start in processes.items()
+            if (info := _process(pid)) is not None and info[0] not in "ZX" and info[2] == start]
+
+
+def _cmdline(pid):
+    try:
+        return open(f"/proc/{pid}/cmdline").read().replace("\0", " ")
+    except OSError:
+        return ""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc") or (os.cpu_count() or 1) < 2,
+                    reason="needs /proc and two cores (one core runs the tasks in-process)")
+def test_workers_of_a_killed_sweep_stop_within_seconds(tmp_path):
+    """kill -9 of `ufsbench run` while its joblib workers compute: the workers exit within
+    seconds instead of computing their queued tasks for minutes, and leave no live-looking claim."""
+    results = tmp_path / "results"
+    # A million K-means runs per task: no task can finish while the test runs.
+    cmd = [sys.executable, "-m", "ufsbench.cli", "run", "dataset=synthetic", "method=ls",
+           "+method.grid.k=[3,4,5,6]", "baselines=[]", "n_jobs=2", "progress=false",
+           "evaluation.n_runs=1000000", "feature_counts=[5]", f"results_dir={results}"]
+    with open(tmp_path / "stderr.txt", "w") as err:
+        proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=err)
+    children = {}
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline and proc.poll() is None:
+            children = _children(proc.pid)
+            workers = [p for p in children if "loky" in _cmdline(p) and "popen" in _cmdline(p)]
+            if len(workers) == 2 and results.exists() and any(results.rglob("*.lock")):
+                break  # a worker computes a task; the other has one or gets one now
+            time.sleep(0.05)
+        else:
+            pytest.fail(f"the sweep did not start two workers: "
+                        f"{(tmp_path / 'stderr.txt').read_text()[-2000:]}")
+        children = _children(proc.pid)  # the workers and loky's resource trackers
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        killed = time.time()
+        while _running(children) and time.time() - killed < 10:
+            time.sleep(0.1)
+        assert not _running(children), [_cmdline(p) for p in _running(children)]
+        # The workers removed their claims: another host need not wait for them to go stale.
+        assert not list(results.rglob("*.lock"))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pid in _running(children):  # this test's own processes, left by a failure
+            os.kill(pid, signal.SIGKILL)

@@ -19,13 +19,15 @@ reference) are listed but are not regressions. ``--update`` rewrites the referen
 Smoke: ``--smoke-all`` fits every method on every data set present at the extreme values of its
 grid (all lowest / all highest values) and the extreme feature counts, and checks that each fit
 returns exactly the requested number of distinct features with no NaN score; the outcome table is
-printed and written with ``--report``.
+printed and written with ``--report``. Interrupted (Ctrl-C), it writes the report of the checks
+that finished, marked as partial, and exits 130.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -252,34 +254,71 @@ def smoke_one(method: str, setting: dict, data, m: int) -> str:
     return "ok"
 
 
-def run_smoke(datasets: list[str], methods: list[str], data_dir=None,
-              progress: bool = True) -> pd.DataFrame:
+SMOKE_COLUMNS = ["dataset", "method", "grid", "setting", "n_features", "seconds", "status"]
+
+
+class SmokeInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a smoke-all run: ``results`` holds the rows of the ``total`` checks that
+    finished (a KeyboardInterrupt, so callers that only stop on Ctrl-C still do)."""
+
+    def __init__(self, results: pd.DataFrame, total: int):
+        super().__init__(f"interrupted after {len(results)} of {total} checks")
+        self.results, self.total = results, total
+
+
+def smoke_checks(datasets: list[str], methods: list[str], data_dir=None) -> list[tuple]:
+    """Every check of a smoke-all run, in run order: (dataset, method, grid label, setting, m).
+
+    Feature counts come from the registry's ``n_features`` (the loader checks the file against
+    it), so the plan, and with it the number of checks, is known before any data set is loaded.
+    """
     from ufsbench.datasets import dataset_entry, load_dataset
     from ufsbench.methods import selector_class
     from ufsbench.report import method_config
     from ufsbench.runner import feature_counts_for
 
-    rows = []
+    checks = []
     for ds_name in datasets:
-        data = load_dataset(ds_name, data_dir=data_dir, download=False)
+        entry = dataset_entry(ds_name)
+        n_features = entry.get("n_features") or load_dataset(ds_name, data_dir=data_dir,
+                                                             download=False).n_features
         for method in methods:
-            counts = feature_counts_for(dataset_entry(ds_name).get("feature_counts") or [50],
-                                        data.n_features, selector_class(method).selection_kind)
+            counts = feature_counts_for(entry.get("feature_counts") or [50], n_features,
+                                        selector_class(method).selection_kind)
             for label, setting in grid_extremes(method_config(method)).items():
-                for m in sorted({counts[0], counts[-1]}):
-                    start = time.perf_counter()
-                    try:
-                        status = smoke_one(method, setting, data, m)
-                    except Exception as exc:  # noqa: BLE001 - every failure is an outcome here
-                        status = f"{type(exc).__name__}: {str(exc).splitlines()[0][:100]}"
-                    seconds = time.perf_counter() - start
-                    rows.append({"dataset": ds_name, "method": method, "grid": label,
-                                 "setting": json.dumps(setting, sort_keys=True),
-                                 "n_features": m, "seconds": round(seconds, 2), "status": status})
-                    if progress:
-                        print(f"  {ds_name:12s} {method:14s} {label:4s} m={m:<4d} "
-                              f"{seconds:7.1f}s {status}", file=sys.stderr, flush=True)
-    return pd.DataFrame(rows)
+                checks += [(ds_name, method, label, setting, m)
+                           for m in sorted({counts[0], counts[-1]})]
+    return checks
+
+
+def run_smoke(datasets: list[str], methods: list[str], data_dir=None,
+              progress: bool = True) -> pd.DataFrame:
+    """One row per check (see :func:`smoke_checks`); Ctrl-C raises :class:`SmokeInterrupted`
+    holding the rows of the checks that finished."""
+    from ufsbench.datasets import load_dataset
+
+    checks = smoke_checks(datasets, methods, data_dir)
+    rows, loaded = [], {}
+    try:
+        for ds_name, method, label, setting, m in checks:
+            if ds_name not in loaded:
+                loaded.clear()  # one data set in memory at a time
+                loaded[ds_name] = load_dataset(ds_name, data_dir=data_dir, download=False)
+            start = time.perf_counter()
+            try:
+                status = smoke_one(method, setting, loaded[ds_name], m)
+            except Exception as exc:  # noqa: BLE001 - every failure is an outcome here
+                status = f"{type(exc).__name__}: {str(exc).splitlines()[0][:100]}"
+            seconds = time.perf_counter() - start
+            rows.append({"dataset": ds_name, "method": method, "grid": label,
+                         "setting": json.dumps(setting, sort_keys=True),
+                         "n_features": m, "seconds": round(seconds, 2), "status": status})
+            if progress:
+                print(f"  {ds_name:12s} {method:14s} {label:4s} m={m:<4d} "
+                      f"{seconds:7.1f}s {status}", file=sys.stderr, flush=True)
+    except KeyboardInterrupt:
+        raise SmokeInterrupted(pd.DataFrame(rows, columns=SMOKE_COLUMNS), len(checks)) from None
+    return pd.DataFrame(rows, columns=SMOKE_COLUMNS)
 
 
 # -- command line ----------------------------------------------------------------------------
@@ -316,10 +355,18 @@ def _check_methods(names: list[str] | None) -> list[str]:
     return list(names) if names else known
 
 
-def _write_report(path: Path, title: str, table: str) -> None:
+def _write_report(path: Path, title: str, table: str, quiet: bool = False) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"# {title}\n\n{table}\n")
-    print(f"wrote {path}", file=sys.stderr)
+    # Whole or not at all: a second Ctrl-C while writing must not leave half a report.
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    try:
+        partial.write_text(f"# {title}\n\n{table}\n")
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    if not quiet:
+        print(f"wrote {path}", file=sys.stderr)
 
 
 def _smoke_main(opts) -> None:
@@ -327,7 +374,10 @@ def _smoke_main(opts) -> None:
 
     methods = _check_methods(opts.methods)
     datasets = opts.datasets or present_datasets(opts.data_dir)
-    df = run_smoke(datasets, methods, opts.data_dir, progress=not opts.quiet)
+    try:
+        df = run_smoke(datasets, methods, opts.data_dir, progress=not opts.quiet)
+    except SmokeInterrupted as stop:
+        _smoke_interrupted(opts, stop)
     table = tabulate(df, headers="keys", tablefmt="github", showindex=False)
     bad = df[df["status"] != "ok"]
     print(tabulate(bad if not bad.empty else df, headers="keys", showindex=False))
@@ -336,6 +386,24 @@ def _smoke_main(opts) -> None:
         _write_report(opts.report, "ufsbench smoke-all", table)
     if not bad.empty:
         sys.exit(1)
+
+
+def _smoke_interrupted(opts, stop: SmokeInterrupted) -> None:
+    """Write the report of the checks that finished, marked as partial; exit 130 (Ctrl-C)."""
+    from tabulate import tabulate
+
+    done, total = len(stop.results), stop.total
+    where = "no report written (no --report)"
+    if opts.report:
+        ok = int((stop.results["status"] == "ok").sum())
+        table = tabulate(stop.results, headers="keys", tablefmt="github", showindex=False)
+        _write_report(opts.report, "ufsbench smoke-all: INTERRUPTED, partial report",
+                      f"**Interrupted: partial report.** {done} of {total} checks finished "
+                      f"({ok} ok); the other {total - done} did not run.\n\n{table}", quiet=True)
+        where = f"partial report in {opts.report}"
+    print(f"\nufsbench: smoke-all interrupted after {done} of {total} checks; {where}",
+          file=sys.stderr)
+    sys.exit(130)
 
 
 def cli_main(args: list[str]) -> None:

@@ -298,6 +298,24 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+#: The task locks this process holds (see abandon_held_locks).
+_HELD_LOCKS: set = set()
+
+
+def abandon_held_locks() -> None:
+    """Remove the lock file of every task lock this process holds, waiting for nothing.
+
+    For a process about to end itself mid-task: its heartbeat stops with it, but a lock file left
+    behind would still look live to other hosts until it is ``stale_after`` old.
+    """
+    for lock in list(_HELD_LOCKS):
+        try:
+            if (lock.owner() or {}).get("token") == lock.token:
+                lock.path.unlink(missing_ok=True)
+        except OSError:
+            pass  # the lock goes stale as any dead owner's does
+
+
 class TaskLock:
     """An exclusive claim on one task across processes and hosts sharing a results directory.
 
@@ -354,6 +372,7 @@ class TaskLock:
         for _ in range(2):
             if self._create():
                 self.held = True
+                _HELD_LOCKS.add(self)
                 self._start_heartbeat()
                 return True
             if not self._break_if_stale():
@@ -402,6 +421,7 @@ class TaskLock:
 
     def release(self) -> None:
         """Give the lock up (only if this object still owns it)."""
+        _HELD_LOCKS.discard(self)
         self._stop.set()
         if self._thread is not None:
             self._thread.join()

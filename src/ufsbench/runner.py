@@ -24,6 +24,7 @@ import os
 import platform
 import subprocess
 import sys
+import threading
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -35,8 +36,8 @@ from ufsbench.datasets import Dataset
 from ufsbench.errors import UFSBenchError
 from ufsbench.evaluation import NMI_NORMALISATIONS, clustering_scores, score_labels
 from ufsbench.methods import make_selector, method_parameters, selector_class
-from ufsbench.results import (SUBSET_SCORES_DIR, ResultStore, StoreWriteError, digest,
-                              remove_dead_partials)
+from ufsbench.results import (SUBSET_SCORES_DIR, ResultStore, StoreWriteError,
+                              abandon_held_locks, digest, remove_dead_partials)
 
 SCORINGS = ("kmeans", "own_labels")
 BACKENDS = ("local", "dask")
@@ -92,6 +93,8 @@ class Task:
     results_dir: str
     threads: int = 1
     keys: list = field(default_factory=list)
+    #: Pid of the process running the sweep, for workers on this machine (see _exit_with_sweep).
+    main_pid: int | None = None
 
     def record_key(self, n_features: int, scoring: str) -> dict:
         return {**self._method_key(), "params": self.params, "n_features": int(n_features),
@@ -242,10 +245,70 @@ def _summary(selector) -> dict:
     return info
 
 
+#: Seconds between two looks of a worker process at the sweep's main process.
+SWEEP_WATCH_INTERVAL = 1.0
+#: Exit code of a worker that ends itself because its sweep's main process is gone.
+ORPHAN_EXIT_CODE = 1
+_watched_sweeps: set[int] = set()
+
+
+def _exit_with_sweep(main_pid: int | None) -> None:
+    """Make this worker process end within about :data:`SWEEP_WATCH_INTERVAL` seconds of the
+    death of the sweep's main process ``main_pid``.
+
+    A sweep killed with SIGKILL (or by the OOM killer) cannot stop its joblib workers: they are
+    reparented and go on computing the tasks already sent to them, for minutes, holding cores and
+    task claims for results nobody waits for. A loky worker is a child of the sweep's main
+    process, and its ``os.getppid()`` changes only when that parent dies: a daemon thread looks
+    at it. Nothing is watched in the main process itself (n_jobs=1, tasks taken over after a
+    wait) or when ``main_pid`` is None (the dask backend, whose workers belong to the cluster).
+    """
+    if main_pid is None or main_pid == os.getpid() or main_pid in _watched_sweeps:
+        return
+    if os.getppid() != main_pid:
+        if _process_gone(main_pid):  # died before this worker started the task
+            _leave_dead_sweep()
+        return  # a live sweep that did not start this process: not ours to watch
+    _watched_sweeps.add(main_pid)
+
+    def watch():
+        while os.getppid() == main_pid:
+            time.sleep(SWEEP_WATCH_INTERVAL)
+        _leave_dead_sweep()
+
+    threading.Thread(target=watch, name="ufsbench-sweep-watch", daemon=True).start()
+
+
+def _process_gone(pid: int) -> bool:
+    """True when ``pid`` is no process, or a dead one its parent has not reaped yet."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return False  # no /proc: a zombie counts as alive
+
+
+def _leave_dead_sweep() -> None:
+    """End this worker now: finished records are already whole on disk (written atomically);
+    its task claims are removed first, so that a rerun here or on another host sharing the
+    store takes the tasks over at once instead of after the claims go stale."""
+    try:
+        abandon_held_locks()
+    finally:
+        os._exit(ORPHAN_EXIT_CODE)
+
+
 def run_task(task: Task, X: np.ndarray, y: np.ndarray) -> int:
     """Fit and evaluate one task, writing each finished record at once. Returns records written."""
     from threadpoolctl import threadpool_limits
 
+    _exit_with_sweep(task.main_pid)
     store = ResultStore(task.results_dir)
     kind = selector_class(task.method).selection_kind
     counts = feature_counts_for(task.feature_counts, X.shape[1], kind)
@@ -470,6 +533,7 @@ def run_sweep(dataset: Dataset, tasks: list[Task], n_jobs: int | None = -1,
     workers, threads = resolve_n_jobs(n_jobs, len(pending))
     for task in pending:
         task.threads = 1 if backend == "dask" else threads
+        task.main_pid = None if backend == "dask" else os.getpid()
     if progress is None:
         progress = sys.stderr.isatty()
     bar = tqdm(total=len(pending), disable=not progress, unit="fit",
