@@ -71,8 +71,8 @@ def test_bad_names_one_line_and_exit_2(capsys, args, message):
 
 @pytest.mark.parametrize("args, message", [
     (["run", "+method.params.foo=1"], "unknown parameter(s) foo"),
-    (["run", "feature_counts=[0]"], "no valid feature count"),
-    (["run", "evaluation.nmi=geo"], "unknown NMI normalisation"),
+    (["run", "feature_counts=[0]"], "feature_counts=0 must be an integer >= 1"),
+    (["run", "evaluation.nmi=geo"], "evaluation.nmi='geo' is not one of: max, sqrt, arithmetic"),
 ])
 def test_bad_settings_one_line_and_exit_2(tmp_path, args, message):
     out = ufsbench(*args, cwd=tmp_path)

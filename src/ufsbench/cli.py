@@ -1,7 +1,8 @@
 """The ``ufsbench`` command: run (Hydra), report, datasets, methods.
 
-Bad input ends with one line ``ufsbench: error: ...`` on stderr and exit code 2; Ctrl-C keeps
-every finished record and says how to resume.
+Bad input ends with one line ``ufsbench: error: ...`` on stderr and exit code 2, before anything
+is computed; a run in which some settings failed ends with a summary naming each and exit code 1;
+Ctrl-C keeps every finished record and says how to resume.
 """
 
 from __future__ import annotations
@@ -46,31 +47,40 @@ def _validate_choices(overrides: list[str]) -> None:
                     _fail(f"unknown {what} {choice!r}; known: {', '.join(known[name])}")
 
 
-def _job(cfg) -> None:
+def _job(cfg) -> list[tuple[str, dict, str]]:
+    """One Hydra job: check every setting, run the sweeps, print the table. Returns the
+    (method, params, error) of each setting whose fit failed."""
     from omegaconf import OmegaConf
 
     from ufsbench.datasets import load_dataset
     from ufsbench.paths import default_results_dir
     from ufsbench.report import method_config, report_tables
     from ufsbench.results import load_results, one_protocol
+    from ufsbench.run_config import check_feature_counts, check_run, check_runner
     from ufsbench.runner import EvaluationProtocol, plan_tasks, run_sweep
 
     conf = OmegaConf.to_container(cfg, resolve=True)
-    dataset = load_dataset(conf["dataset"]["name"], data_dir=conf["data_dir"],
-                           download=conf["download"])
-    protocol = EvaluationProtocol(**conf["evaluation"])
-    counts = conf["feature_counts"] or conf["dataset"]["feature_counts"]
-    results_dir = conf["results_dir"] or str(default_results_dir())
+    check_runner(conf)  # baselines are known before their configs are read
     methods = [conf["method"]] + [method_config(name) for name in conf["baselines"] or []
                                   if name != conf["method"]["name"]]
+    check_run(conf, methods)
+    dataset = load_dataset(conf["dataset"]["name"], data_dir=conf["data_dir"],
+                           download=conf["download"])
+    counts = conf["dataset"]["feature_counts"] if conf["feature_counts"] is None else \
+        check_feature_counts(conf["feature_counts"], dataset.n_features, dataset.name)
+    protocol = EvaluationProtocol(**conf["evaluation"])
+    results_dir = conf["results_dir"] or str(default_results_dir())
+    failures = []
     for method_cfg in methods:
         tasks = plan_tasks(dataset, method_cfg, counts,
                            protocol.with_scoring(method_cfg.get("scoring")), conf["seed"],
                            results_dir)
         stats = run_sweep(dataset, tasks, n_jobs=conf["n_jobs"], progress=conf["progress"],
-                          backend=conf.get("launcher", "local"), scheduler=conf.get("scheduler"))
-        failed = f", {stats['failed']} failed setting(s) (see the warnings)" \
-            if stats.get("failed") else ""
+                          backend=conf.get("launcher", "local"), scheduler=conf.get("scheduler"),
+                          skip_failed=conf.get("skip_failed", False))
+        failures += [(method_cfg["name"], params, error)
+                     for params, error in stats.get("failures", [])]
+        failed = f", {stats['failed']} failed setting(s)" if stats.get("failed") else ""
         print(f"{dataset.name} / {method_cfg['name']}: {stats['tasks']} parameter setting(s), "
               f"{stats['skipped']} already in the store, {stats['records']} new record(s)"
               f"{failed}", file=sys.stderr)
@@ -81,21 +91,37 @@ def _job(cfg) -> None:
                               "kmeans_init": protocol.kmeans_init,
                               "kmeans_max_iter": protocol.kmeans_max_iter,
                               "nmi_normalisation": protocol.nmi})
-    print(report_tables(df, rules=conf["report"]["rules"], summary=conf["report"]["summary"]))
+    if not df.empty:
+        print(report_tables(df, rules=conf["report"]["rules"], summary=conf["report"]["summary"]))
     print(f"results: {results_dir}", file=sys.stderr)
+    return failures
+
+
+def _summarise_failures(failures: list[tuple[str, dict, str]]) -> None:
+    """One line per failed setting: method, parameters, the error's first line."""
+    print(f"ufsbench: {len(failures)} setting(s) failed (the next run retries them; "
+          f"skip_failed=true skips them):", file=sys.stderr)
+    for method, params, error in failures:
+        shown = ", ".join(f"{k}={v}" for k, v in params.items()) or "defaults"
+        print(f"  {method} [{shown}]: {error}", file=sys.stderr)
 
 
 def _run(overrides: list[str]) -> None:
     import hydra
 
     from ufsbench.paths import config_dir
+    from ufsbench.run_config import check_override_keys
 
+    overrides = ["skip_failed=true" if o == "--skip-failed" else o for o in overrides]
     _validate_choices(overrides)
+    check_override_keys(overrides)
+
+    failures = []  # over every job of a multirun
 
     @hydra.main(config_path=str(config_dir()), config_name="config", version_base=None)
     def entry(cfg):
         try:
-            _job(cfg)
+            failures.extend(_job(cfg))
         except UFSBenchError as exc:
             _fail(str(exc))
 
@@ -105,13 +131,17 @@ def _run(overrides: list[str]) -> None:
     except SystemExit as exc:
         # Hydra exits with 1 on a bad override after printing why: that is bad input, code 2.
         raise SystemExit(2 if exc.code == 1 else exc.code) from None
+    if failures:
+        _summarise_failures(failures)
+        sys.exit(1)
 
 
 # -- report / datasets / methods -------------------------------------------------------------
 def _report(args: list[str]) -> None:
     from ufsbench.evaluation import KMEANS_INITS, NMI_NORMALISATIONS
-    from ufsbench.report import RULES, SUMMARIES, report_tables, write_reports
-    from ufsbench.results import load_results, one_protocol
+    from ufsbench.report import (RULES, SUMMARIES, failed_setting_lines, report_tables,
+                                 write_reports)
+    from ufsbench.results import load_failures, load_results, one_protocol
 
     parser = argparse.ArgumentParser(prog="ufsbench report",
                                      description="ACC/NMI tables from the result store")
@@ -153,13 +183,17 @@ def _report(args: list[str]) -> None:
         print(f"note: {left_out}", file=sys.stderr)
     print(report_tables(df, metrics=opts.metric, rules=opts.rule, summary=opts.summary,
                         fmt=opts.format))
+    failed = failed_setting_lines(load_failures(opts.results_dir), df)
+    if failed:
+        print("\n".join(failed), file=sys.stderr)
     if opts.out:
         for path in write_reports(df, opts.out, summary=opts.summary):
             print(f"wrote {path}", file=sys.stderr)
     if opts.html:
         from ufsbench.html import write_html
 
-        print(f"wrote {write_html(df, opts.html, summary=opts.summary)}", file=sys.stderr)
+        page = write_html(df, opts.html, summary=opts.summary, failed=failed)
+        print(f"wrote {page}", file=sys.stderr)
 
 
 def _datasets(args: list[str]) -> None:
@@ -217,8 +251,22 @@ COMMANDS = {"run": _run, "report": _report, "datasets": _datasets, "methods": _m
             "plot": _plot, "regress": _regress}
 
 
+def _one_line_warning(message, category, *_args, **_kwargs) -> str:
+    return f"ufsbench: {category.__name__}: {message}\n"
+
+
 def main(argv: list[str] | None = None) -> None:
-    argv = sys.argv[1:] if argv is None else list(argv)
+    import warnings
+
+    shown_as = warnings.formatwarning
+    warnings.formatwarning = _one_line_warning  # no source lines in a user's terminal
+    try:
+        _main(sys.argv[1:] if argv is None else list(argv))
+    finally:
+        warnings.formatwarning = shown_as
+
+
+def _main(argv: list[str]) -> None:
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(USAGE)
         return

@@ -117,8 +117,11 @@ def _figures_section(df: pd.DataFrame, summary: str) -> list[str]:
     return parts
 
 
-def write_html(df: pd.DataFrame, path, summary: str = "mean") -> Path:
-    """Write the static summary page of a results frame (``load_results()``) to path."""
+def write_html(df: pd.DataFrame, path, summary: str = "mean",
+               failed: list[str] | None = None) -> Path:
+    """Write the static summary page of a results frame (``load_results()``) to path;
+    ``failed``: lines naming the failed settings the tables leave out
+    (:func:`ufsbench.report.failed_setting_lines`), shown under the header."""
     if summary not in SUMMARIES:
         raise UFSBenchError(f"unknown summary {summary!r}; use one of {', '.join(SUMMARIES)}")
     if df.empty:
@@ -139,6 +142,9 @@ def write_html(df: pd.DataFrame, path, summary: str = "mean") -> Path:
         + (f" {stale} stale record(s) left out." if stale else "") + "</p>",
         *(f'<p class="note">{escape(line.strip())}</p>' for line in protocol_lines(df)),
     ]
+    if failed:
+        items = "".join(f"<li>{escape(line.strip())}</li>" for line in failed[1:])
+        header.append(f'<p class="note">{escape(failed[0])}</p><ul class="failed">{items}</ul>')
     body = header + _tables_section(df, summary) + _figures_section(df, summary)
     page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>ufsbench results</title><style>{STYLE}</style></head><body>\n"

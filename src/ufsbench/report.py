@@ -221,6 +221,20 @@ def report_tables(df: pd.DataFrame, metrics=("acc", "nmi"), rules=("paper", "def
     return "\n".join(parts)
 
 
+def failed_setting_lines(failures: pd.DataFrame, shown: pd.DataFrame) -> list[str]:
+    """One line per noted failed setting of the (data set, method) pairs a table shows
+    (``failures`` from :func:`ufsbench.results.load_failures`): its cells leave those out."""
+    if failures.empty or shown.empty:
+        return []
+    pairs = set(zip(shown["dataset"], shown["method"]))
+    here = failures[[pair in pairs for pair in zip(failures["dataset"], failures["method"])]]
+    if here.empty:
+        return []
+    lines = [f"{len(here)} failed setting(s) left out of the table (the next run retries them):"]
+    lines += [f"  {r.dataset} / {r.method} {r.params}: {r.error}" for r in here.itertuples()]
+    return lines
+
+
 def protocol_lines(df: pd.DataFrame) -> list[str]:
     """[] when the records follow the default evaluation protocol; else one line naming theirs.
     Records of several protocols are refused: their cells are not comparable

@@ -125,6 +125,10 @@ class ResultStore:
         self.write(path, {"key": fit_key, "error": error, "env": env})
         return path
 
+    def clear_failure(self, fit_key: dict) -> None:
+        """Forget a setting's failure note (it has now run through)."""
+        self.failure_path(fit_key).unlink(missing_ok=True)
+
     def subset_scores_path(self, scores_key: dict) -> Path:
         """Where the K-means scores of one feature subset live (one level deeper than records, so
         that iterating records never meets them)."""

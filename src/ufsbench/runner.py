@@ -431,35 +431,54 @@ def _own_label_runs(task: Task, X, m: int, seeds: list[int], selector, fit_time)
     return labels, fitted, fit_times
 
 
-#: run_claimed_task's result for a setting whose fit raised (noted in the store, sweep goes on).
-FAILED = -1
+@dataclass(frozen=True)
+class TaskFailure:
+    """run_claimed_task's result for a setting whose fit raised (the sweep goes on).
+
+    ``noted``: the error was written to the store's failure notes (a property of the setting:
+    the method raised on these data at these parameters); False for errors of the environment
+    (memory, files, imports), which say nothing about the setting and are not noted.
+    """
+
+    error: str
+    noted: bool
+
+
+#: Errors of the machine or the installation rather than of the setting: never noted.
+ENVIRONMENT_ERRORS = (MemoryError, OSError, ImportError)
 
 
 class FitFailedWarning(UserWarning):
     """A selector raised at one parameter setting; the sweep went on without it."""
 
 
-def run_claimed_task(task: Task, X: np.ndarray, y: np.ndarray) -> int | None:
+def run_claimed_task(task: Task, X: np.ndarray, y: np.ndarray) -> int | TaskFailure | None:
     """Run a task under its lock; None when another live process holds it (nothing was done).
 
     A selector that raises at one setting (a singular solve at an extreme grid point, a
     divergence it detects) must not stop a sweep of hundreds: the error is noted in the store
-    (``<dataset>/<method>/failed/``), reported as a warning naming the setting, the task counts
-    as done (fits are seeded, so a rerun would fail the same way; delete the note to retry) and
-    FAILED is returned (run_sweep warns). Store write errors and interrupts still stop the sweep.
+    (``<dataset>/<method>/failed/``) and a :class:`TaskFailure` is returned (run_sweep warns,
+    counts it and names it in its stats). A note is not "done": the next sweep retries the
+    setting unless it is asked to skip noted failures, and a success removes the note. Errors
+    of the environment (:data:`ENVIRONMENT_ERRORS`) are returned but never noted. Store write
+    errors and interrupts still stop the sweep.
     """
     store = ResultStore(task.results_dir)
     lock = store.task_lock(task.lock_key())
     if not lock.acquire():
         return None
     try:
-        return run_task(task, X, y)
+        written = run_task(task, X, y)
+        store.clear_failure(task.fit_key())
+        return written
     except StoreWriteError:
         raise
     except Exception as exc:  # noqa: BLE001 - any method error at one setting
         error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
-        store.write_failure(task.fit_key(), error, _task_environment(task))
-        return FAILED  # warned by the sweep's own process (run_sweep), also for joblib workers
+        noted = not isinstance(exc, ENVIRONMENT_ERRORS)
+        if noted:
+            store.write_failure(task.fit_key(), error, _task_environment(task))
+        return TaskFailure(error, noted)  # warned by the sweep's own process (run_sweep)
     finally:
         lock.release()
 
@@ -479,10 +498,11 @@ def plan_tasks(dataset: Dataset, method_cfg: dict, feature_counts, protocol: Eva
             for params in expand_grid(method_cfg)]
 
 
-def task_is_done(task: Task, n_features: int) -> bool:
+def task_is_done(task: Task, n_features: int, skip_failed: bool = False) -> bool:
+    """Every record of the task is stored; with ``skip_failed``, a noted failure counts too."""
     store = ResultStore(task.results_dir)
-    if store.failure(task.fit_key()) is not None:
-        return True  # seeded: it would fail again (run_claimed_task)
+    if skip_failed and store.failure(task.fit_key()) is not None:
+        return True
     kind = selector_class(task.method).selection_kind
     counts = feature_counts_for(task.feature_counts, n_features, kind)
     scorings = ["kmeans"] if kind != "subset" else list(task.protocol.scoring)
@@ -508,8 +528,12 @@ def resolve_n_jobs(n_jobs: int | None, n_tasks: int) -> tuple[int, int]:
 
 def run_sweep(dataset: Dataset, tasks: list[Task], n_jobs: int | None = -1,
               progress: bool | None = None, backend: str = "local",
-              scheduler: str | None = None) -> dict:
+              scheduler: str | None = None, skip_failed: bool = False) -> dict:
     """Run every pending task; returns counts of tasks skipped/run and records written.
+
+    A setting whose fit failed before is pending again (retried) unless ``skip_failed``. The
+    stats carry ``failed`` (how many settings raised) and ``failures`` ((params, error) of
+    each) when any did.
 
     ``backend="local"`` runs on this machine (joblib processes); ``backend="dask"`` submits the
     tasks to the ``dask.distributed`` scheduler at ``scheduler`` (e.g. ``tcp://host:8786``), or to
@@ -521,7 +545,7 @@ def run_sweep(dataset: Dataset, tasks: list[Task], n_jobs: int | None = -1,
 
     if backend not in BACKENDS:
         raise UFSBenchError(f"unknown launcher {backend!r}; use one of {', '.join(BACKENDS)}")
-    pending = [t for t in tasks if not task_is_done(t, dataset.n_features)]
+    pending = [t for t in tasks if not task_is_done(t, dataset.n_features, skip_failed)]
     for task in tasks:
         if task not in pending:  # a run killed after a task's last record leaves its lock behind
             ResultStore(task.results_dir).task_lock(task.lock_key()).clear_if_stale()
@@ -566,16 +590,17 @@ def _store_directories(tasks: list[Task]) -> set:
     return dirs
 
 
-def _count(stats: dict, written: int, task: Task) -> None:
-    if written != FAILED:
+def _count(stats: dict, written: int | TaskFailure, task: Task) -> None:
+    if not isinstance(written, TaskFailure):
         stats["records"] += written
         return
     stats["failed"] = stats.get("failed", 0) + 1
-    store = ResultStore(task.results_dir)
-    note = store.failure(task.fit_key()) or {"error": "unknown error"}
-    warnings.warn(f"{task.method} failed on {task.dataset} at {task.params}: {note['error']} "
-                  f"(noted in {store.failure_path(task.fit_key())}; the sweep goes on without "
-                  f"this setting; delete the note to retry)", FitFailedWarning, stacklevel=3)
+    stats.setdefault("failures", []).append((task.params, written.error))
+    where = (f"noted in {ResultStore(task.results_dir).failure_path(task.fit_key())}; "
+             if written.noted else "not noted: an error of the environment; ")
+    warnings.warn(f"{task.method} failed on {task.dataset} at {task.params}: {written.error} "
+                  f"({where}the sweep goes on without this setting; the next run retries it)",
+                  FitFailedWarning, stacklevel=3)
 
 
 def _execute(pending: list[Task], dataset: Dataset, workers: int, backend: str,
@@ -631,7 +656,8 @@ def _wait_and_finish(busy: list[Task], dataset: Dataset):
     for task in busy:
         announced = False
         while True:
-            if task_is_done(task, dataset.n_features):
+            # A note written meanwhile is the other process's attempt: not retried here.
+            if task_is_done(task, dataset.n_features, skip_failed=True):
                 yield task, 0
                 break
             written = run_claimed_task(task, dataset.X, dataset.y)

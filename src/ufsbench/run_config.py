@@ -1,0 +1,197 @@
+"""Checks of a ``ufsbench run`` configuration before anything is computed.
+
+Every key of the composed Hydra config that the run reads (runner, evaluation, report, method
+parameters and grids, feature counts) is checked here, so that a bad value ends the run with one
+line and exit code 2 before the first fit, and the result store stays exactly as it was. The
+method parameters are checked against each selector's declared ``_parameter_constraints`` for
+every grid point (:func:`ufsbench.methods.base.check_setting`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+from ufsbench.errors import UFSBenchError
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int(name: str, value, minimum: int | None = None, none_ok: bool = False) -> None:
+    if none_ok and value is None:
+        return
+    if not _is_int(value) or (minimum is not None and value < minimum):
+        bound = f" >= {minimum}" if minimum is not None else ""
+        raise UFSBenchError(f"{name}={value!r} must be an integer{bound}"
+                            f"{' or null' if none_ok else ''}, e.g. {name}={max(minimum or 0, 1)}")
+
+
+def _choice(name: str, value, choices) -> None:
+    if value not in choices:
+        raise UFSBenchError(f"{name}={value!r} is not one of: {', '.join(map(str, choices))}")
+
+
+def _bool(name: str, value, none_ok: bool = False) -> None:
+    if not (isinstance(value, bool) or (none_ok and value is None)):
+        extra = ", null" if none_ok else ""
+        raise UFSBenchError(f"{name}={value!r} must be true or false{extra}")
+
+
+def _text(name: str, value) -> None:
+    if value is not None and not isinstance(value, str):
+        raise UFSBenchError(f"{name}={value!r} must be a path or address (text) or null")
+
+
+def _choices(name: str, values, choices) -> list:
+    if isinstance(values, str) or not isinstance(values, Sequence):
+        raise UFSBenchError(f"{name}={values!r} must be a list, e.g. {name}=[{choices[0]}]")
+    for value in values:
+        if value not in choices:
+            raise UFSBenchError(f"{name}: {value!r} is not one of: {', '.join(choices)}")
+    return list(values)
+
+
+def check_evaluation(evaluation: Mapping) -> None:
+    """The ``evaluation`` keys: K-means runs, starts, iteration cap, NMI normalisation, scoring."""
+    from ufsbench.evaluation import KMEANS_INITS, NMI_NORMALISATIONS
+    from ufsbench.runner import SCORINGS
+
+    _int("evaluation.n_runs", evaluation.get("n_runs"), minimum=1)
+    _choice("evaluation.kmeans_init", evaluation.get("kmeans_init"), KMEANS_INITS)
+    _int("evaluation.kmeans_max_iter", evaluation.get("kmeans_max_iter"), minimum=1)
+    _choice("evaluation.nmi", evaluation.get("nmi"), NMI_NORMALISATIONS)
+    _choices("evaluation.scoring", evaluation.get("scoring"), SCORINGS)
+
+
+def check_report(report: Mapping) -> None:
+    from ufsbench.report import RULES, SUMMARIES
+
+    _choice("report.summary", report.get("summary"), list(SUMMARIES))
+    _choices("report.rules", report.get("rules"), list(RULES))
+
+
+def check_runner(conf: Mapping) -> None:
+    """Seed, parallelism, launcher, paths and flags of the run."""
+    from ufsbench.methods import available_methods
+    from ufsbench.runner import BACKENDS
+
+    _int("seed", conf.get("seed"), minimum=0)
+    _int("n_jobs", conf.get("n_jobs"), none_ok=True)
+    if conf.get("n_jobs") == 0:
+        raise UFSBenchError("n_jobs=0 runs nothing; give n_jobs=-1 (all cores) or a positive "
+                            "number of parallel fits")
+    _bool("progress", conf.get("progress"), none_ok=True)
+    _bool("download", conf.get("download"))
+    _bool("skip_failed", conf.get("skip_failed", False))
+    _choice("launcher", conf.get("launcher", "local"), BACKENDS)
+    for name in ("scheduler", "data_dir", "results_dir"):
+        _text(name, conf.get(name))
+    if conf.get("baselines") is not None:
+        _choices("baselines", conf["baselines"], available_methods())
+
+
+def check_feature_counts(counts, n_features: int, dataset: str) -> list[int]:
+    """User-given feature counts: positive integers, none above the data set's d."""
+    if isinstance(counts, str) or not isinstance(counts, Sequence) or not counts:
+        raise UFSBenchError(f"feature_counts={counts!r} must be a non-empty list of positive "
+                            f"integers, e.g. feature_counts=[50,100]")
+    for m in counts:
+        _int("feature_counts", m, minimum=1)
+    too_many = sorted(m for m in counts if m > n_features)
+    if too_many:
+        raise UFSBenchError(f"feature_counts {too_many} exceed the {n_features} features of "
+                            f"{dataset}; give counts up to {n_features}")
+    return list(counts)
+
+
+def check_method_settings(method_cfg: Mapping) -> int:
+    """Every setting of a method config (params x grid + default) against the selector's
+    declared constraints, without data. Returns the number of settings."""
+    from ufsbench.methods.base import check_setting
+    from ufsbench.runner import expand_grid
+
+    settings = expand_grid(dict(method_cfg))
+    for setting in settings:
+        try:
+            check_setting(method_cfg["name"], setting)
+        except UFSBenchError as exc:
+            raise UFSBenchError(f"method {method_cfg['name']} at {setting}: {exc}") from None
+    return len(settings)
+
+
+def check_run(conf: Mapping, methods: list[Mapping]) -> None:
+    """Every data-free key of a composed ``ufsbench run`` config and every method setting."""
+    check_runner(conf)
+    check_evaluation(conf["evaluation"])
+    check_report(conf["report"])
+    for method_cfg in methods:
+        check_method_settings(method_cfg)
+
+
+# -- override keys, before Hydra composes ----------------------------------------------------
+#: Top-level keys Hydra itself owns or that choose a config group.
+_GROUPS = ("method", "dataset")
+
+
+def _composed_tree(overrides: list[str]) -> dict:
+    """config.yaml with the chosen (or default) method and data-set configs in place."""
+    from ufsbench.paths import config_dir
+
+    root = config_dir()
+    tree = OmegaConf.to_container(OmegaConf.load(root / "config.yaml"))
+    chosen = {}
+    for entry in tree.pop("defaults", []):
+        if isinstance(entry, dict):
+            chosen.update({k: v for k, v in entry.items() if k in _GROUPS})
+    for item in overrides:
+        name, _, value = item.partition("=")
+        if name in _GROUPS and value:
+            chosen[name] = value.split(",")[0]
+    for group, option in chosen.items():
+        path = Path(root) / group / f"{option}.yaml"
+        tree[group] = OmegaConf.to_container(OmegaConf.load(path)) if path.is_file() else None
+    return tree
+
+
+def check_override_keys(overrides: list[str]) -> None:
+    """An override ``a.b=v`` of a key the config does not have (without ``+``) is refused with
+    one line naming the key and the keys that do exist there."""
+    plain = [o for o in overrides if "=" in o and not o.startswith(("+", "~", "hydra."))
+             and not o.startswith("-")]
+    added = [o[1:] for o in overrides if "=" in o and o.startswith("+") and
+             not o.startswith(("++", "+hydra."))]
+    if not plain and not added:
+        return
+    tree = _composed_tree(overrides)
+    for item in added:
+        name = item.partition("=")[0]
+        if _has_key(tree, name.split(".")):
+            raise UFSBenchError(f"{name!r} already exists: write {item} without the +")
+    for item in plain:
+        path = item.partition("=")[0].split(".")
+        node, walked = tree, []
+        for part in path:
+            node = {} if node is None else node
+            if not isinstance(node, dict):
+                break  # a value that is not a mapping: Hydra reports the type itself
+            if part not in node:
+                where = ".".join(walked) or "the top level"
+                known = ", ".join(sorted(node)) if node else "none"
+                add = f"+{'.'.join(path)}={item.partition('=')[2]}"
+                raise UFSBenchError(f"unknown key {'.'.join(path)!r}: the keys at {where} are "
+                                    f"{known} (to add a new key, write {add})")
+            node = node[part]
+            walked.append(part)
+
+
+def _has_key(tree: dict, path: list[str]) -> bool:
+    node = tree
+    for part in path:
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True

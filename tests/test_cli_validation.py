@@ -1,0 +1,118 @@
+"""A run either does what was asked or refuses before computing: one line, exit code 2, and the
+store exactly as it was; a setting whose fit raised is named, ends the run with exit code 1, and
+is retried by the next run. Everything through the command line, as a user types it."""
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+CLI = [sys.executable, "-m", "ufsbench.cli"]
+FAST = ["n_jobs=1", "evaluation.n_runs=3", "baselines=[]"]
+
+
+def ufsbench(*args, cwd=None):
+    return subprocess.run(CLI + list(args), capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def _tree(path):
+    return sorted(str(p.relative_to(path)) for p in path.rglob("*")) if path.exists() else None
+
+
+@pytest.mark.parametrize("override, message", [
+    ("evaluation.kmeans_init=kmeans++", "evaluation.kmeans_init='kmeans++' is not one of"),
+    ("evaluation.kmeans_max_iter=2.5", "evaluation.kmeans_max_iter=2.5 must be an integer"),
+    ("evaluation.n_runs=0", "evaluation.n_runs=0 must be an integer >= 1"),
+    ("evaluation.scoring=[kmean]", "evaluation.scoring: 'kmean' is not one of"),
+    ("n_jobs=abc", "n_jobs='abc' must be an integer or null"),
+    ("seed=abc", "seed='abc' must be an integer"),
+    ("report.summary=best", "report.summary='best' is not one of"),
+    ("report.rules=[papers]", "report.rules: 'papers' is not one of"),
+    ("launcher=slurm", "launcher='slurm' is not one of"),
+    ("method.grid.weight=[hot]", "The 'weight' parameter of LaplacianScore"),
+    ("method.params.k=-3", "The 'k' parameter of LaplacianScore must be an int"),
+    ("feature_counts=[5000]", "feature_counts [5000] exceed the 64 features of digits"),
+    ("evaluation.foo=1", "unknown key 'evaluation.foo': the keys at evaluation are"),
+    ("+method.params.k=3", "'method.params.k' already exists"),
+])
+def test_bad_setting_refused_in_one_line_before_any_computation(tmp_path, override, message):
+    store = tmp_path / "store"
+    out = ufsbench("run", "method=ls", "dataset=digits", f"results_dir={store}", *FAST, override,
+                   cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ufsbench: error: "), out.stderr
+    assert message in lines[0]
+    assert _tree(store) is None and out.stdout == ""
+
+
+def test_a_typo_leaves_the_store_as_it_was_for_the_correct_run(tmp_path):
+    store = tmp_path / "store"
+    args = ["method=ls", "dataset=digits", f"results_dir={store}", "feature_counts=[10]", *FAST]
+    first = ufsbench("run", *args)
+    assert first.returncode == 0, first.stderr
+    before = _tree(store)
+    typo = ufsbench("run", *args, "evaluation.kmeans_init=kmeans++")
+    assert typo.returncode == 2 and _tree(store) == before
+    right = ufsbench("run", *args, "evaluation.kmeans_init=k-means++")
+    assert right.returncode == 0, right.stderr
+    assert "0 already in the store, 2 new record(s)" in right.stderr
+    assert "ACC (%)" in right.stdout
+
+
+#: A user's launcher that makes LS's binary-weight fit raise (as a singular solve would).
+FAILING = textwrap.dedent("""
+    import sys
+    from ufsbench.cli import main
+    from ufsbench.methods.ls import LaplacianScore
+
+    real_fit = LaplacianScore._fit
+
+    def fit(self, X):
+        if self.weight == "binary":
+            raise ArithmeticError("the binary graph is singular here")
+        return real_fit(self, X)
+
+    LaplacianScore._fit = fit
+    main(sys.argv[1:])
+""")
+
+
+def test_failed_setting_named_exit_1_and_retried_by_the_next_run(tmp_path):
+    script = tmp_path / "failing.py"
+    script.write_text(FAILING)
+    store = tmp_path / "store"
+    args = ["run", "method=ls", "dataset=digits", f"results_dir={store}", "feature_counts=[10]",
+            *FAST]
+
+    def failing(*extra):
+        return subprocess.run([sys.executable, str(script), *args, *extra], capture_output=True,
+                              text=True, timeout=300)
+
+    first = failing()
+    assert first.returncode == 1, first.stderr
+    assert "1 setting(s) failed" in first.stderr
+    assert "ls [k=5, weight=binary]: ArithmeticError: the binary graph is singular" in first.stderr
+    assert "ACC (%)" in first.stdout  # the heat setting's table is still shown
+    notes = list((store / "digits" / "ls" / "failed").glob("*.json"))
+    assert len(notes) == 1
+
+    again = failing()  # a rerun retries the failed setting (and it fails again)
+    assert again.returncode == 1 and "1 already in the store, 0 new" in again.stderr
+
+    skipped = failing("--skip-failed")
+    assert skipped.returncode == 0, skipped.stderr
+    assert "2 already in the store, 0 new" in skipped.stderr
+
+    report = ufsbench("report", "--results-dir", str(store), "--html", str(tmp_path / "p.html"))
+    assert report.returncode == 0, report.stderr
+    assert "1 failed setting(s) left out of the table" in report.stderr
+    assert "digits / ls" in report.stderr and "singular" in report.stderr
+    page = (tmp_path / "p.html").read_text()
+    assert "failed setting(s) left out" in page and "singular" in page
+
+    fixed = ufsbench(*args)  # the method no longer raises: the setting is computed at last
+    assert fixed.returncode == 0, fixed.stderr
+    assert "1 already in the store, 1 new record(s)" in fixed.stderr
+    assert not list((store / "digits" / "ls" / "failed").glob("*.json"))
