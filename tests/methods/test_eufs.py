@@ -76,10 +76,12 @@ def test_row_shrink_is_the_l21_prox():
 
 
 def test_bad_parameters(data):
-    with pytest.raises(UFSBenchError, match="rho"):
+    with pytest.raises(UFSBenchError, match="'rho' parameter"):
         make_selector("eufs", n_clusters=3, rho=0.5).fit(data.X)
-    with pytest.raises(UFSBenchError, match="alpha"):
+    with pytest.raises(UFSBenchError, match="'alpha' parameter"):
         make_selector("eufs", n_clusters=3, alpha=-1.0).fit(data.X)
+    with pytest.raises(UFSBenchError, match="mu0=0.001 must not exceed mu_max=0.0001"):
+        make_selector("eufs", n_clusters=3, mu_max=1e-4).fit(data.X)
 
 
 def _frozen_admm(sel, X, iterations):

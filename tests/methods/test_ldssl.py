@@ -93,9 +93,9 @@ def test_deterministic_for_fixed_seed(data):
 def test_bad_input_and_parameters(data):
     with pytest.raises(UFSBenchError, match="negative"):
         LDSSL(preprocess="none").fit(data.X)
-    with pytest.raises(UFSBenchError, match="beta"):
+    with pytest.raises(UFSBenchError, match="'beta' parameter"):
         LDSSL(beta=-1.0).fit(data.X)
-    with pytest.raises(UFSBenchError, match="lam"):
+    with pytest.raises(UFSBenchError, match="'lam' parameter"):
         LDSSL(lam=0.0).fit(data.X)
 
 
@@ -151,5 +151,5 @@ def test_auto_solver_picks_gram_for_tall_data_only(data, wide_data, monkeypatch)
 
 
 def test_bad_solver(data):
-    with pytest.raises(UFSBenchError, match="solver"):
+    with pytest.raises(UFSBenchError, match="'solver' parameter"):
         LDSSL(solver="dense").fit(data.X)

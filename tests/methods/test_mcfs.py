@@ -165,7 +165,7 @@ def test_implicit_and_gram_select_the_same_subsets_for_every_count():
 def test_bad_parameters(data):
     with pytest.raises(UFSBenchError, match="n_eigenvectors"):
         make_selector("mcfs", n_eigenvectors=500).fit(data.X)
-    with pytest.raises(UFSBenchError, match="ridge"):
+    with pytest.raises(UFSBenchError, match="'ridge' parameter"):
         make_selector("mcfs", ridge=-1.0).fit(data.X)
 
 

@@ -72,11 +72,11 @@ def test_woodbury_matches_dense_when_d_exceeds_n(wide_data):
 
 
 def test_bad_parameters(data):
-    with pytest.raises(UFSBenchError, match="beta"):
+    with pytest.raises(UFSBenchError, match="'beta' parameter"):
         make_selector("ndfs", beta=0.0).fit(data.X)
-    with pytest.raises(UFSBenchError, match="init_offset"):
+    with pytest.raises(UFSBenchError, match="'init_offset' parameter"):
         make_selector("ndfs", init_offset=0.0).fit(data.X)
-    with pytest.raises(UFSBenchError, match="update"):
+    with pytest.raises(UFSBenchError, match="'update' parameter"):
         make_selector("ndfs", update="plain").fit(data.X)
 
 

@@ -76,7 +76,7 @@ def test_woodbury_matches_dense_when_d_exceeds_n(wide_data):
 
 
 def test_bad_parameters(data):
-    with pytest.raises(UFSBenchError, match="nu"):
+    with pytest.raises(UFSBenchError, match="'nu' parameter"):
         make_selector("rsfs", nu=-1.0).fit(data.X)
 
 

@@ -95,9 +95,9 @@ def test_large_n_neighbour_path_gives_the_same_fit(data, graph, monkeypatch):
 
 
 def test_bad_parameters(data):
-    with pytest.raises(UFSBenchError, match="alpha"):
+    with pytest.raises(UFSBenchError, match="'alpha' parameter"):
         make_selector("rufs", n_clusters=3, alpha=0.0).fit(data.X)
-    with pytest.raises(UFSBenchError, match="graph"):
+    with pytest.raises(UFSBenchError, match="'graph' parameter"):
         make_selector("rufs", n_clusters=3, graph="heat").fit(data.X)
 
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 from scipy import linalg as sla
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
-from ufsbench.methods._checks import check_choice, check_int, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import knn_graph, row_norms, sym
 from ufsbench.numerics.linalg import seeded_eigsh
@@ -238,6 +240,23 @@ class DGUFS(UFSSelector):
     selection_kind = "subset"
     #: The ADMM is deterministic; random_state only seeds the labelling eigensolver's start.
     random_state_only_in_labels = True
+    _parameter_constraints = {
+        **UFSSelector._parameter_constraints,
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "beta": [Interval(Real, 0, 1, closed="neither")],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "m_update": [StrOptions(set(M_UPDATES))],
+        "gamma": [Interval(Real, 0, None, closed="left")],
+        "mu": [Interval(Real, 0, None, closed="neither")],
+        # The penalty may only grow (Eq. (15)).
+        "rho": [Interval(Real, 1, None, closed="left")],
+        # inf is allowed: no cap.
+        "mu_max": [Interval(Real, 0, None, closed="right")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        # 0 runs all max_iter iterations.
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "row_sparse": ["boolean"],
+    }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1e3,
                  beta=0.5, k=5, m_update="relaxed", gamma=0.005, mu=1.0, rho=1.1, mu_max=1e10,
@@ -257,21 +276,14 @@ class DGUFS(UFSSelector):
         self.tol = tol
         self.row_sparse = row_sparse
 
-    def _check_params(self):
-        owner = type(self).__name__
-        check_number(owner, "beta", self.beta, 0.0, 1.0, low_open=True, high_open=True,
-                     hint="e.g. 0.5")
-        check_number(owner, "alpha", self.alpha, low=0.0, low_open=True, hint="e.g. 1e3")
-        check_choice(owner, "m_update", self.m_update, M_UPDATES)
-        check_number(owner, "gamma", self.gamma, low=0.0, hint="e.g. 0.005")
-        check_number(owner, "mu", self.mu, low=0.0, low_open=True, hint="e.g. 1.0")
-        check_number(owner, "rho", self.rho, low=1.0, hint="the penalty may only grow, e.g. 1.1")
-        check_number(owner, "mu_max", self.mu_max, low=self.mu, finite=False,
-                     hint="raise mu_max to at least mu, e.g. 1e10")
-        check_int(owner, "max_iter", self.max_iter)
+    def _check_parameter_relations(self) -> None:
+        # Eq. (15) lets the penalty only grow, up to mu_max: a cap below the start would
+        # shrink it at the first update instead.
+        if self.mu_max < self.mu:
+            raise self._invalid(f"mu_max={self.mu_max!r} must be at least mu={self.mu!r}; "
+                                f"raise mu_max, e.g. 1e10")
 
     def _fit(self, X):
-        self._check_params()
         n, d = X.shape
         m, beta = self.n_features_to_select_, float(self.beta)
         k = min(self.k, n - 1)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
-from ufsbench.methods._checks import check_choice, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import knn_graph, l21_norm, laplacian, orthonormal_polar, row_norms
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
@@ -69,6 +71,24 @@ class EUFS(UFSSelector):
         memory order of X in the session-start code).
     """
 
+    _parameter_constraints = {
+        **UFSSelector._parameter_constraints,
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "beta": [Interval(Real, 0, None, closed="left")],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "sigma": [Interval(Real, 0, None, closed="neither"), None],
+        "normalized_laplacian": ["boolean"],
+        "mu0": [Interval(Real, 0, None, closed="neither")],
+        # The penalty may only grow.
+        "rho": [Interval(Real, 1, None, closed="left")],
+        # inf is allowed: no cap.
+        "mu_max": [Interval(Real, 0, None, closed="right")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        # 0 runs all max_iter iterations.
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "graph_form": [StrOptions({"dense", "sparse"})],
+    }
+
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
                  beta=1.0, k=5, sigma=None, normalized_laplacian=False, mu0=1e-3, rho=1.1,
                  mu_max=1e10, max_iter=300, tol=1e-7, graph_form="dense"):
@@ -87,13 +107,11 @@ class EUFS(UFSSelector):
         self.tol = tol
         self.graph_form = graph_form
 
-    def _check_params(self):
-        owner = type(self).__name__
-        for key in ("alpha", "beta"):
-            check_number(owner, key, getattr(self, key), low=0.0)
-        check_number(owner, "mu0", self.mu0, low=0.0, low_open=True, hint="e.g. 1e-3")
-        check_number(owner, "rho", self.rho, low=1.0, hint="the penalty may only grow, e.g. 1.1")
-        check_choice(owner, "graph_form", self.graph_form, ("dense", "sparse"))
+    def _check_parameter_relations(self) -> None:
+        # mu = min(rho mu, mu_max) only grows: a cap below the start would shrink it at once.
+        if self.mu_max < self.mu0:
+            raise self._invalid(f"mu0={self.mu0!r} must not exceed mu_max={self.mu_max!r}; "
+                                f"lower mu0 (e.g. 1e-3) or raise mu_max (e.g. 1e10)")
 
     def graph_laplacian(self, X: np.ndarray) -> np.ndarray:
         S = cached_call(knn_graph, X, k=min(self.k, X.shape[0] - 1), weight="heat",
@@ -109,7 +127,6 @@ class EUFS(UFSSelector):
         return float(l21_norm(XmUV) + self.alpha * l21_norm(V) + self.beta * np.sum(U * LU))
 
     def _fit(self, X):
-        self._check_params()
         c = self.n_clusters_
         alpha, beta = float(self.alpha), float(self.beta)
         L = self.graph_laplacian(X)

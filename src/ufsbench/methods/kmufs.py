@@ -4,9 +4,11 @@ the K-means objective, solved by the bi-linear ADMM of the paper's Algorithm 1."
 
 from __future__ import annotations
 
-import numpy as np
+from numbers import Integral, Real
 
-from ufsbench.methods._checks import check_choice, check_int, check_number
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import orthonormal_polar, top_rows
 from ufsbench.numerics.polar import gram_polar
@@ -165,6 +167,18 @@ class KMeansUFS(UFSSelector):
     """
 
     selection_kind = "subset"
+    _parameter_constraints = {
+        **UFSSelector._parameter_constraints,
+        "mu0": [Interval(Real, 0, None, closed="neither")],
+        # mu may only grow (Eq. (19)).
+        "rho": [Interval(Real, 1, None, closed="left")],
+        "mu_max": [Interval(Real, 0, None, closed="neither")],
+        "admm": [StrOptions(set(ADMM_FORMS))],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "patience": [Interval(Integral, 1, None, closed="left")],
+        "a_form": [StrOptions(set(A_FORMS))],
+        "polar": [StrOptions(set(POLAR_FORMS))],
+    }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, mu0=0.1,
                  rho=1.05, mu_max=1e7, admm="bilinear", max_iter=3000, patience=30,
@@ -181,19 +195,7 @@ class KMeansUFS(UFSSelector):
         self.a_form = a_form
         self.polar = polar
 
-    def _check_params(self) -> None:
-        owner = type(self).__name__
-        check_choice(owner, "admm", self.admm, ADMM_FORMS)
-        check_choice(owner, "a_form", self.a_form, A_FORMS)
-        check_choice(owner, "polar", self.polar, tuple(POLAR_FORMS))
-        for name in ("mu0", "mu_max"):
-            check_number(owner, name, getattr(self, name), low=0.0, low_open=True)
-        check_number(owner, "rho", self.rho, low=1.0, hint="the paper: 1.05")
-        for name in ("max_iter", "patience"):
-            check_int(owner, name, getattr(self, name))
-
     def _fit(self, X):
-        self._check_params()
         h, k = self.n_features_to_select_, self.n_clusters_
         Xs = zscore(X)
         # Thin SVD of the paper's X (p x n) = of Xs^T: its left singular vectors are Xs's right ones.

@@ -4,15 +4,16 @@ subspace learning X ~ X W H with a kernelised local discriminant regulariser and
 
 from __future__ import annotations
 
+from numbers import Integral, Real
 from types import SimpleNamespace
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
-from ufsbench.methods._checks import check_choice, check_int, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import knn_indices, row_norms, squared_distances
 from ufsbench.numerics.local_discriminant import local_discriminant_laplacian
@@ -99,6 +100,24 @@ class LDSSL(UFSSelector):
     """
 
     reconstructed = True
+    _parameter_constraints = {
+        **UFSSelector._parameter_constraints,
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "beta": [Interval(Real, 0, None, closed="left")],
+        "rho": [Interval(Real, 0, None, closed="left")],
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "sigma": [Interval(Real, 0, None, closed="neither"), None],
+        # The local ridge keeps Hc K_i Hc + lam I invertible.
+        "lam": [Interval(Real, 0, None, closed="neither")],
+        "preprocess": [StrOptions(set(PREPROCESS))],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        # 0 runs all max_iter iterations.
+        "tol": [Interval(Real, 0, None, closed="left")],
+        # Damps the multiplicative W-step: 0 would freeze W, 1 is the undamped step.
+        "eta": [Interval(Real, 0, 1, closed="right")],
+        "solver": [StrOptions(set(SOLVERS))],
+    }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
                  beta=1.0, rho=1.0, n_components=None, k=5, sigma=None, lam=1.0,
@@ -118,20 +137,6 @@ class LDSSL(UFSSelector):
         self.tol = tol
         self.eta = eta
         self.solver = solver
-
-    def _check_params(self, X):
-        owner = type(self).__name__
-        for name in ("alpha", "beta", "rho"):
-            check_number(owner, name, getattr(self, name), low=0.0)
-        check_number(owner, "lam", self.lam, low=0.0, low_open=True,
-                     hint="the local ridge, e.g. 1.0")
-        check_choice(owner, "preprocess", self.preprocess, PREPROCESS)
-        check_choice(owner, "solver", self.solver, SOLVERS)
-        if self.preprocess == "none" and X.min() < 0:
-            raise UFSBenchError("LDSSL: X has negative entries; multiplicative updates need X >= 0, "
-                                "use preprocess='shift'")
-        check_int(owner, "n_components", self.n_components, none_ok=True)
-        check_number(owner, "eta", self.eta, 0.0, 1.0, low_open=True)
 
     def _graph(self, X):
         return cached_call(ldssl_graph, X, k=self.k, sigma=self.sigma, lam=self.lam)
@@ -156,8 +161,14 @@ class LDSSL(UFSSelector):
                 + self.beta * float(W.sum())
                 + 0.5 * self.rho * float(np.sum((WtW - np.eye(W.shape[1])) ** 2)))
 
+    def _check_nonnegative(self, X):
+        """Multiplicative updates need X^T X >= 0: without the shift, X itself must be >= 0."""
+        if self.preprocess == "none" and X.min() < 0:
+            raise UFSBenchError("LDSSL: X has negative entries; multiplicative updates need X >= 0, "
+                                "use preprocess='shift'")
+
     def _fit(self, X):
-        self._check_params(X)
+        self._check_nonnegative(X)
         n, d = X.shape
         if self.preprocess == "shift":
             X = X - X.min(axis=0)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import lars_path_gram
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
-from ufsbench.methods._checks import check_int, check_number
+from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import knn_graph, ranking_from_scores
 from ufsbench.numerics import graphs
@@ -253,6 +255,14 @@ class MCFS(UFSSelector):
     #: 2: a drop step's round-off remainder no longer counts as a non-zero (lars.cardinality).
     #: 3: a multiple eigenvalue's eigenvectors in a canonical basis (the same on every machine).
     revision = 3
+    _parameter_constraints = {
+        **UFSSelector._parameter_constraints,
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "weight": [StrOptions({"heat", "binary", "cosine"})],
+        "sigma": [Interval(Real, 0, None, closed="neither"), None],
+        "n_eigenvectors": [Interval(Integral, 1, None, closed="left"), None],
+        "ridge": [Interval(Real, 0, None, closed="left")],
+    }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, k=5,
                  weight="heat", sigma=None, n_eigenvectors=None, ridge=1e-3):
@@ -265,18 +275,19 @@ class MCFS(UFSSelector):
         self.n_eigenvectors = n_eigenvectors
         self.ridge = ridge
 
-    def _check_params(self, n: int) -> int:
-        """Validate the parameters; return K, the number of eigenvectors."""
-        owner = type(self).__name__
+    def _n_eigenvectors(self, n: int) -> int:
+        """K, the number of eigenvectors: at most n - 1, as the constant one is dropped."""
         K = self.n_clusters_ if self.n_eigenvectors is None else self.n_eigenvectors
-        check_int(owner, "n_eigenvectors", K, minimum=1, maximum=n - 1,
-                  hint=f"at most n_samples - 1 = {n - 1}")
-        check_number(owner, "ridge", self.ridge, low=0.0, hint="Cai's code uses 1e-3")
+        if K > n - 1:
+            given = (f"n_eigenvectors={K}" if self.n_eigenvectors is not None
+                     else f"n_eigenvectors=None takes n_clusters={K}, which")
+            raise UFSBenchError(f"MCFS: {given} must be at most n_samples - 1 = {n - 1} (the "
+                                f"constant eigenvector is dropped)")
         return int(K)
 
     def _fit(self, X):
         n, d = X.shape
-        K = self._check_params(n)
+        K = self._n_eigenvectors(n)
         # Large n: sparse graph and Lanczos eigenvectors (no n x n array, no O(n^3) eigh).
         graph = graphs.sparse_knn_graph if n >= graphs.SPARSE_MIN_SAMPLES else knn_graph
         S = cached_call(graph, X, k=min(self.k, n - 1), weight=self.weight, sigma=self.sigma)

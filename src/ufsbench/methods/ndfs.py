@@ -3,14 +3,15 @@ Analysis", AAAI 2012)."""
 
 from __future__ import annotations
 
+from numbers import Integral, Real
 from typing import Callable, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 from scipy import linalg as sla
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import DEFAULT_MIN_CELLS, cache_dir, cached_call
-from ufsbench.methods._checks import check_choice, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import graphs, knn_graph, l21_reweight, laplacian, row_norms, sym
 from ufsbench.numerics.irls import SOLVER_METHODS, smoothed_l21_norm, solve_psd
@@ -176,6 +177,23 @@ class NDFS(UFSSelector):
     #: form in every iteration; ``update="split"``). 2: a printed step that raises the
     #: F-problem's objective is replaced by the split form.
     revision = 2
+    _parameter_constraints = {
+        **UFSSelector._parameter_constraints,
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "beta": [Interval(Real, 0, None, closed="neither")],
+        "gamma": [Interval(Real, 0, None, closed="neither")],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "sigma": [Interval(Real, 0, None, closed="neither"), None],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        # 0 stops only once the objective no longer decreases.
+        "tol": [Interval(Real, 0, None, closed="left")],
+        # Keeps the reweighting 1 / (2 sqrt(||w^i||^2 + eps)) finite at a zero row of W.
+        "eps": [Interval(Real, 0, None, closed="neither")],
+        # A zero entry of F stays zero under multiplicative updates.
+        "init_offset": [Interval(Real, 0, None, closed="neither")],
+        "solver": [StrOptions(set(SOLVER_METHODS))],
+        "update": [StrOptions({"auto", "split"})],
+    }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
                  beta=1.0, gamma=1e8, k=5, sigma=None, max_iter=100, tol=1e-6, eps=1e-8,
@@ -194,16 +212,6 @@ class NDFS(UFSSelector):
         self.init_offset = init_offset
         self.solver = solver
         self.update = update
-
-    def _check_params(self):
-        owner = type(self).__name__
-        for name in ("alpha", "beta", "gamma"):
-            check_number(owner, name, getattr(self, name), low=0.0, low_open=True)
-        check_choice(owner, "solver", self.solver, SOLVER_METHODS)
-        check_choice(owner, "update", self.update, ("auto", "split"))
-        check_number(owner, "init_offset", self.init_offset, low=0.0, low_open=True,
-                     hint="a zero entry of F stays zero under multiplicative updates; "
-                          "use e.g. 0.2")
 
     def objective(self, X, F, W, L) -> float:
         """J(F, W) of the docstring, the quantity recorded in ``objective_history_``."""
@@ -326,7 +334,6 @@ class NDFS(UFSSelector):
         return float(np.sum(F * MF)) + 0.5 * self.gamma * orthogonality_penalty(F)
 
     def _fit(self, X):
-        self._check_params()
         n, d = X.shape
         method = SOLVER_METHODS[self.solver]
         large = n >= graphs.SPARSE_MIN_SAMPLES and method != "dual" and d <= n

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
-from ufsbench.methods._checks import check_choice, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import knn_graph, l21_reweight, laplacian, row_norms
 from ufsbench.numerics.gram_solve import (data_gram, ridge_solve,
@@ -80,6 +82,25 @@ class RSFS(UFSSelector):
     * ``labels_`` = argmax of each row of Y.
     """
 
+    _parameter_constraints = {
+        **UFSSelector._parameter_constraints,
+        # beta / alpha and nu / (2 alpha) divide by alpha.
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "beta": [Interval(Real, 0, None, closed="neither")],
+        "nu": [Interval(Real, 0, None, closed="left")],
+        "gamma": [Interval(Real, 0, None, closed="neither")],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "sigma": [Interval(Real, 0, None, closed="neither"), None],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        # 0 stops only when the objective rises.
+        "tol": [Interval(Real, 0, None, closed="left")],
+        # Keeps the reweighting 1 / (2 sqrt(||w^i||^2 + eps)) finite at a zero row of W.
+        "eps": [Interval(Real, 0, None, closed="neither")],
+        # A zero entry of Y stays zero under multiplicative updates.
+        "init_offset": [Interval(Real, 0, None, closed="neither")],
+        "solver": [StrOptions(set(SOLVER_METHODS))],
+    }
+
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
                  beta=1.0, nu=1.0, gamma=1e8, k=5, sigma=None, max_iter=20, tol=1e-3, eps=1e-8,
                  init_offset=0.2, solver="auto"):
@@ -109,13 +130,6 @@ class RSFS(UFSSelector):
                 + self.beta * smoothed_l21_norm(W, self.eps) + self.nu * float(np.abs(Z).sum())
                 + 0.5 * self.gamma * orthogonality_penalty(Y))
 
-    def _check_params(self):
-        owner = type(self).__name__
-        for name in ("alpha", "beta", "gamma", "init_offset"):
-            check_number(owner, name, getattr(self, name), low=0.0, low_open=True)
-        check_number(owner, "nu", self.nu, low=0.0, hint="the l1 weight of Z, e.g. 1.0")
-        check_choice(owner, "solver", self.solver, SOLVER_METHODS)
-
     def _w_step(self, X, B, weights, gram):
         """W = (X^T X + (beta/alpha) D)^{-1} X^T B: the d x d form from the cached X^T X
         (``gram``; only D changes between iterations), else the n x n (Woodbury) form, with
@@ -129,7 +143,6 @@ class RSFS(UFSSelector):
         return solve_weighted_gram_plus_diag(X, B, ratio * weights, method="dual")
 
     def _fit(self, X):
-        self._check_params()
         n, d = X.shape
         c = self.n_clusters_
         L, Y, self.init_labels_ = cached_seeded_call(

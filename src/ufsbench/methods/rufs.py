@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
-from ufsbench.methods._checks import check_choice, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import l21_reweight, laplacian, row_norms
 from ufsbench.numerics.graphs import sq_distances_at, nearest_neighbors, sparse_knn_graph
@@ -163,6 +165,27 @@ class RUFS(UFSSelector):
     sigma : heat-kernel width (None: mean squared kNN distance).
     """
 
+    _parameter_constraints = {
+        **UFSSelector._parameter_constraints,
+        "nu": [Interval(Real, 0, None, closed="left")],
+        # The W-step's ridge is beta / alpha.
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "beta": [Interval(Real, 0, None, closed="neither")],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "graph": [StrOptions({"local_learning", "knn"})],
+        # Keeps K(N_i, N_i) + lambda_r I invertible when neighbours coincide.
+        "lambda_r": [Interval(Real, 0, None, closed="neither")],
+        "sigma": [Interval(Real, 0, None, closed="neither"), None],
+        "zeta": [Interval(Real, 0, None, closed="left")],
+        # 0.25 is the exponent the auxiliary-function argument covers; 1 the NDFS-style rule.
+        "exponent": [Interval(Real, 0, 1, closed="right")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        # 0 runs all max_iter iterations.
+        "tol": [Interval(Real, 0, None, closed="left")],
+        # Keeps every reweighting 1 / (2 sqrt(||r_i||^2 + eps)) finite at a zero residual.
+        "eps": [Interval(Real, 0, None, closed="neither")],
+    }
+
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, nu=1.0,
                  alpha=1.0, beta=1.0, k=5, graph="local_learning", lambda_r=0.1, sigma=None,
                  zeta=1e7, exponent=0.25, max_iter=20, tol=1e-6, eps=1e-8):
@@ -181,17 +204,6 @@ class RUFS(UFSSelector):
         self.max_iter = max_iter
         self.tol = tol
         self.eps = eps
-
-    def _check_params(self):
-        owner = type(self).__name__
-        for key in ("alpha", "beta"):
-            check_number(owner, key, getattr(self, key), low=0.0, low_open=True,
-                         hint="e.g. from the grid 1e-6 ... 1e6")
-        for key in ("nu", "zeta"):
-            check_number(owner, key, getattr(self, key), low=0.0)
-        check_choice(owner, "graph", self.graph, ("local_learning", "knn"))
-        check_number(owner, "exponent", self.exponent, 0.0, 1.0, low_open=True,
-                     hint="0.25 is the proven-monotone choice")
 
     def graph_matrix(self, X: np.ndarray) -> sp.csr_matrix:
         """The n x n PSD regulariser L of the nu-term (local learning or normalised kNN), sparse
@@ -220,7 +232,6 @@ class RUFS(UFSSelector):
                      + 0.25 * self.zeta * np.sum((GtG - np.eye(c)) ** 2))
 
     def _fit(self, X):
-        self._check_params()
         c = self.n_clusters_
         alpha, beta, nu, zeta, eps = (float(self.alpha), float(self.beta), float(self.nu),
                                       float(self.zeta), float(self.eps))
