@@ -18,7 +18,7 @@ install:
 	$(PYTHON) -m pip install -e ".[dev]"
 
 test:
-	$(PYTHON) -m pytest -q
+	$(PYTHON) -m pytest -q --durations=15
 
 test-slow:
 	$(PYTHON) -m pytest -q -m slow

@@ -94,3 +94,12 @@ def test_a_fit_whose_scores_are_all_equal_says_so():
     with warnings.catch_warnings():
         warnings.simplefilter("error", DegenerateScoresWarning)
         fitted("eufs")                                   # a fit that ranks: no warning
+
+
+def test_reporting_asks_declared_capabilities_not_names():
+    from ufsbench.methods.base import declared, keeps_all_features
+
+    assert keeps_all_features("allfeatures") and not keeps_all_features("ls")
+    assert not keeps_all_features("a_method_since_removed")
+    assert declared("ldssl", "reconstructed") and not declared("ls", "reconstructed")
+    assert declared("a_method_since_removed", "reconstructed", False) is False

@@ -39,6 +39,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from ufsbench.errors import UFSBenchError
+from ufsbench.methods.base import keeps_all_features
 from ufsbench.report import (
     METRICS,
     RULES,
@@ -214,20 +215,23 @@ def counts_figure(df: pd.DataFrame, metric: str = "acc", rule: str = "paper",
         raise UFSBenchError(f"no stored cell matches the {rule!r} rule; run the methods' "
                             f"default settings or use --rule paper")
     datasets = sorted(points["dataset"].unique())
-    labels = {series_label(m, s) for m, s in zip(points["method"], points["scoring"])}
-    styles = _styles(labels - {"allfeatures"})
+    reference = points["method"].map(keeps_all_features)
+    labels = {series_label(m, s) for m, s in zip(points["method"][~reference],
+                                                  points["scoring"][~reference])}
+    styles = _styles(labels)
     fig, axes = _panel_grid(len(datasets))
     for ax, dataset in zip(axes, datasets):
         here = points[points["dataset"] == dataset]
         for (method, scoring), line in here.groupby(["method", "scoring"], sort=True):
             label = series_label(method, scoring)
-            if method == "allfeatures":
+            if keeps_all_features(method):
                 ax.axhline(100 * line["value"].iloc[0], color="0.3", linestyle="--", label=label)
             else:
                 colour, marker = styles[label]
                 ax.plot(line["n_features"], 100 * line["value"], marker=marker, markersize=4,
                         color=colour, label=label)
-        ax.set_xticks(sorted(here.loc[here["method"] != "allfeatures", "n_features"].unique()))
+        ax.set_xticks(sorted(here.loc[~here["method"].map(keeps_all_features),
+                                      "n_features"].unique()))
         ax.set_title(dataset)
         ax.set_xlabel("number of selected features")
         ax.set_ylabel(f"{METRICS[metric]} (%)")
@@ -401,7 +405,7 @@ def image_layout(dataset: str) -> tuple[tuple[int, int], str]:
 def selected_sets(df: pd.DataFrame, dataset: str, methods=None, counts=None,
                   rule: str = "paper") -> pd.DataFrame:
     """The ``selected`` indices of the rule's record per (method, feature count) on a data set."""
-    sub = df[(df["dataset"] == dataset) & (df["method"] != "allfeatures")
+    sub = df[(df["dataset"] == dataset) & ~df["method"].map(keeps_all_features)
              & (df["scoring"] == "kmeans")]
     if methods:
         sub = sub[sub["method"].isin(methods)]

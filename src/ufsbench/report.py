@@ -24,6 +24,7 @@ import yaml
 from tabulate import tabulate
 
 from ufsbench.errors import UFSBenchError
+from ufsbench.methods.base import keeps_all_features
 from ufsbench.paths import config_dir
 
 RULES = {
@@ -97,7 +98,7 @@ def _is_default(row) -> bool:
     if key:
         default.pop(key, None)
         params.pop(key, None)
-    count_ok = (row["method"] == "allfeatures"
+    count_ok = (keeps_all_features(row["method"])
                 or row["n_features"] == fixed_feature_count(row["dataset"]))
     return params == default and count_ok
 
@@ -137,14 +138,14 @@ def table_frame(cells: pd.DataFrame, style: str = "plain") -> pd.DataFrame:
         cells = cells.assign(variant="")
     keys = sorted({(m, v, s, bool(r)) for m, v, s, r in
                    cells[["method", "variant", "scoring", "reconstructed"]].itertuples(index=False)},
-                  key=lambda k: (k[0] != "allfeatures", k[0], k[1], k[2]))
+                  key=lambda k: (not keeps_all_features(k[0]), k[0], k[1], k[2]))
     best = cells.groupby("dataset")["value"].max()
     frame = pd.DataFrame(index=[_row_label(*k) for k in keys], columns=datasets, dtype=object)
     for row in cells.itertuples(index=False):
         text = f"{100 * row.value:.1f}"
         if not np.isnan(row.spread):
             text += f"±{100 * row.spread:.1f}"
-        if row.method != "allfeatures":
+        if not keeps_all_features(row.method):
             text += f" ({row.n_features})"
         if np.isclose(row.value, best[row.dataset]):
             text = {"markdown": f"**{text}**", "latex": f"\\textbf{{{text}}}",

@@ -34,6 +34,7 @@ import pandas as pd
 import yaml
 
 from ufsbench.errors import DataError, UFSBenchError
+from ufsbench.methods.base import keeps_all_features
 from ufsbench.paths import config_dir, repository_dir
 
 PAPERS = ("ufsol", "sogfs", "dgufs", "scfs", "kmufs")
@@ -189,10 +190,9 @@ def method_gap(method: str) -> str | None:
 
 
 def is_reconstructed(method: str) -> bool:
-    from ufsbench.methods import available_methods, selector_class
+    from ufsbench.methods.base import declared
 
-    return method in available_methods() and bool(getattr(selector_class(method),
-                                                          "reconstructed", False))
+    return bool(declared(method, "reconstructed", False))
 
 
 def dataset_gap(registry_name: str, data_dir=None) -> str | None:
@@ -564,11 +564,11 @@ def candidate_causes(exp: dict, cell: pd.Series, thin: int = 1,
     if cell["reconstructed"]:
         causes.append("our method is reconstructed (no paper text or code to follow exactly)")
     baseline = _baseline_difference(cell, cells)
-    if baseline is not None and abs(baseline) > 5 and cell["method"] != "allfeatures":
+    if baseline is not None and abs(baseline) > 5 and not keeps_all_features(cell["method"]):
         causes.append(f"the all-features row of this table and data set is off by "
                       f"{baseline:+.1f} too, so the data version or the K-means/metric protocol "
                       f"is a likelier cause than the method")
-    if cell["method"] == "allfeatures":
+    if keeps_all_features(cell["method"]):
         causes += preprocessing_check_lines(cell)
     status = str(cell.get("status", ""))
     if status.startswith("partial"):
@@ -618,7 +618,7 @@ def _baseline_difference(cell: pd.Series, cells: pd.DataFrame | None) -> float |
     if cells is None:
         return None
     base = cells[(cells["table"] == cell["table"]) & (cells["dataset"] == cell["dataset"])
-                 & (cells["method"] == "allfeatures") & (cells["role"] == "paper")]
+                 & cells["method"].map(keeps_all_features) & (cells["role"] == "paper")]
     diff = base["difference"].dropna()
     return float(diff.iloc[0]) if len(diff) else None
 
@@ -759,7 +759,7 @@ def figure_table(exp: dict, df: pd.DataFrame, thin: int = 1, data_dir=None) -> p
             out = {"dataset": ds, "method": row["row"] + (" [reconstructed]" if
                                                           is_reconstructed(row["method"]) else "")}
             for m in counts:
-                at = recs if row["method"] == "allfeatures" else recs[recs["n_features"] == m]
+                at = recs if keeps_all_features(row["method"]) else recs[recs["n_features"] == m]
                 values = [summarise(record_runs(r, "acc", exp["nmi"]), exp["summary"])[0]
                           for _, r in at.iterrows()]
                 out[str(m)] = round(100 * max(values), 1) if values else np.nan

@@ -237,7 +237,7 @@ MAX_RECORDED_WARNINGS = 5
 
 def _summary(selector) -> dict:
     info = {"n_iter": getattr(selector, "n_iter_", None),
-            "reconstructed": bool(getattr(selector, "reconstructed", False)),
+            "reconstructed": selector.reconstructed,
             "fit_warnings": selector_warnings.get(id(selector), [])}
     history = getattr(selector, "objective_history_", None)
     if history is not None:

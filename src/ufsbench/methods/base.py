@@ -99,6 +99,9 @@ class UFSSelector(SelectorMixin, BaseEstimator):
     #: 0 = exact comparison, ties by index; a method sets it where its scores tie up to
     #: round-off in large groups (the model then has no preference inside the group).
     score_tie_rtol: ClassVar[float] = 0.0
+    #: True for a model rebuilt without the paper's full text or code (not a faithful
+    #: reproduction): reports mark its rows "[reconstructed]".
+    reconstructed: ClassVar[bool] = False
     #: What each constructor parameter may be (scikit-learn's declarative validation). A
     #: subclass extends it: ``{**UFSSelector._parameter_constraints, "k": [...], ...}``.
     _parameter_constraints: ClassVar[dict] = {
@@ -327,6 +330,21 @@ def selector_class(name: str) -> type[UFSSelector]:
     if name not in _REGISTRY:
         raise UFSBenchError(f"unknown method {name!r}; known methods: {', '.join(sorted(_REGISTRY))}")
     return _REGISTRY[name]
+
+
+def declared(name: str, capability: str, default=None):
+    """A capability the class of method ``name`` declares (``selection_kind``,
+    ``reconstructed``, ...): what reporting asks instead of comparing method names. ``default``
+    for an id no longer registered (records of a removed method in an old store)."""
+    _discover()
+    cls = _REGISTRY.get(name)
+    return default if cls is None else getattr(cls, capability)
+
+
+def keeps_all_features(name: str) -> bool:
+    """The method selects nothing (``selection_kind == "all"``): the reference row of a table,
+    evaluated once on all d features, so it has no feature count of its own."""
+    return declared(name, "selection_kind") == "all"
 
 
 def method_parameters(name: str) -> list[str]:
