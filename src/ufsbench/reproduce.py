@@ -39,7 +39,6 @@ from ufsbench.paths import config_dir, repository_dir
 
 PAPERS = ("ufsol", "sogfs", "dgufs", "scfs", "kmufs")
 PROFILES = ("full", "quick")
-RULE_LABELS = {"paper": "papers' rule", "label_free": "label-free", "split": "split (1-10 → 11-20)"}
 CELL_COLUMNS = ["paper", "table", "metric", "dataset", "method", "published_mean", "published_std",
                 "published_n_features", "ours_mean", "ours_std", "ours_n_features", "protocol",
                 "scoring", "role", "status", "reason", "reconstructed", "difference",
