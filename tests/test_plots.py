@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from ufsbench import plots
+from ufsbench import plots, stats
 from ufsbench.datasets import Dataset, load_dataset, make_synthetic
 from ufsbench.errors import UFSBenchError
 from ufsbench.runner import EvaluationProtocol, plan_tasks, run_sweep
@@ -150,21 +150,21 @@ def test_pixels_on_a_non_image_dataset_is_an_error(frame):
 
 
 def test_ranks_cd_diagram_has_a_pointer_per_method(frame):
-    test = plots.rank_methods(frame, "acc")
+    test = stats.rank_methods(frame, "acc")
     assert test.n_datasets == 2 and test.dropped == ["digits"]  # digits lacks scfs
     assert set(test.mean_ranks.index) == {"allfeatures", "ls", "scfs"}
     fig = plots.cd_figure(test)
     gids = sorted(line.get_gid() for line in fig.axes[0].get_lines() if line.get_gid())
     assert gids == ["method:allfeatures", "method:ls", "method:scfs"]
-    assert test.cd == pytest.approx(plots.nemenyi_cd(3, 2))
+    assert test.cd == pytest.approx(stats.nemenyi_cd(3, 2))
 
 
 def test_nemenyi_cd_matches_demsar_table():
     # Demšar (2006), Table 5: q_0.05 = 1.960 (k=2), 2.343 (k=3), 2.569 (k=4), 3.164 (k=10);
     # his example: 4 methods on 14 data sets gives CD = 1.25.
     for k, q in ((2, 1.960), (3, 2.343), (4, 2.569), (10, 3.164)):
-        assert plots.nemenyi_cd(k, 6) == pytest.approx(q * math.sqrt(k * (k + 1) / 36), abs=1e-3)
-    assert plots.nemenyi_cd(4, 14) == pytest.approx(1.25, abs=0.005)
+        assert stats.nemenyi_cd(k, 6) == pytest.approx(q * math.sqrt(k * (k + 1) / 36), abs=1e-3)
+    assert stats.nemenyi_cd(4, 14) == pytest.approx(1.25, abs=0.005)
 
 
 def _cells(values):
@@ -181,7 +181,7 @@ def _cells(values):
 def test_rank_methods_friedman_statistic_by_hand():
     values = {"d1": {"a": 0.9, "b": 0.8, "c": 0.7}, "d2": {"a": 0.85, "b": 0.6, "c": 0.7},
               "d3": {"a": 0.95, "b": 0.9, "c": 0.5}, "d4": {"a": 0.7, "b": 0.75, "c": 0.6}}
-    test = plots.rank_methods(_cells(values), "acc")
+    test = stats.rank_methods(_cells(values), "acc")
     ranks = np.array([[1, 2, 3], [1, 3, 2], [1, 2, 3], [2, 1, 3]])
     assert test.ranks.to_numpy() == pytest.approx(ranks)
     n, k = ranks.shape
@@ -193,13 +193,13 @@ def test_rank_methods_friedman_statistic_by_hand():
 
 def test_cliques_join_methods_closer_than_cd():
     means = pd.Series([1.0, 1.5, 2.6, 3.0], index=list("abcd"))
-    assert plots.cliques(means, 1.0) == [(0, 1), (2, 3)]
-    assert plots.cliques(means, 2.5) == [(0, 3)]
+    assert stats.cliques(means, 1.0) == [(0, 1), (2, 3)]
+    assert stats.cliques(means, 2.5) == [(0, 3)]
 
 
 def test_ranks_need_two_common_datasets(frame):
     with pytest.raises(UFSBenchError, match="at least 2 methods with results on at least 2"):
-        plots.rank_methods(frame[frame.dataset == "synthetic"], "acc")
+        stats.rank_methods(frame[frame.dataset == "synthetic"], "acc")
 
 
 def test_missing_results_are_a_clear_error(tmp_path):

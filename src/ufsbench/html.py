@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ufsbench import plots
+from ufsbench import plots, stats
 from ufsbench.errors import UFSBenchError
 from ufsbench.report import (
     METRICS,
@@ -85,13 +85,13 @@ def _ranks_section(df: pd.DataFrame, summary: str) -> list[str]:
     parts = []
     for metric in METRICS:
         try:
-            test = plots.rank_methods(df, metric, "paper", summary)
+            test = stats.rank_methods(df, metric, "paper", summary)
         except UFSBenchError as exc:
             parts.append(f'<p class="note">{METRICS[metric]} ranks: {escape(str(exc))}</p>')
             continue
         parts.append(_figure_html(f"{METRICS[metric]}: critical-difference diagram (papers' "
                                   f"rule)", lambda t=test, m=metric: plots.cd_figure(t, METRICS[m])))
-        parts.append(_table_html(plots.rank_table(test).round(2)))
+        parts.append(_table_html(stats.rank_table(test).round(2)))
         if test.dropped:
             parts.append(f'<p class="note">Left out (a method has no result there): '
                          f'{escape(", ".join(test.dropped))}</p>')

@@ -222,6 +222,11 @@ def report_tables(df: pd.DataFrame, metrics=("acc", "nmi"), rules=("paper", "def
     return "\n".join(parts)
 
 
+def series_label(method: str, scoring: str = "kmeans") -> str:
+    """A method's name in legends; a joint method's own-label scoring is its own series."""
+    return method + (" (own labels)" if scoring == "own_labels" else "")
+
+
 def failed_setting_lines(failures: pd.DataFrame, shown: pd.DataFrame) -> list[str]:
     """One line per noted failed setting of the (data set, method) pairs a table shows
     (``failures`` from :func:`ufsbench.results.load_failures`): its cells leave those out."""
