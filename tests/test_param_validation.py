@@ -31,6 +31,7 @@ def test_every_default_setting_passes_without_data(name):
     ("ufsol", {"k": 2.7}), ("sogfs", {"lambda_init": -1.0}), ("mcfs", {"k": 2.5}),
     ("udfs", {"max_iter": 2.5}), ("dgufs", {"tol": "x"}), ("ls", {"weight": "hot"}),
     ("ls", {"k": -3}), ("ls", {"n_clusters": 0}), ("ls", {"n_features_to_select": 2.5}),
+    ("ls", {"k": True}), ("ls", {"n_clusters": False}),
 ])
 def test_bad_values_refused_without_data_in_one_line(name, params):
     (param,) = params

@@ -118,6 +118,14 @@ class UFSSelector(SelectorMixin, BaseEstimator):
             super()._validate_params()
         except InvalidParameterError as exc:
             raise InvalidSelectorParameterError(str(exc)) from None
+        for name, constraints in self._parameter_constraints.items():
+            value = getattr(self, name)
+            # Python counts True as the integer 1, so Interval accepts it; a flag given for a
+            # number is a mistake (e.g. a shifted positional argument).
+            if isinstance(value, (bool, np.bool_)) and "boolean" not in constraints:
+                raise InvalidSelectorParameterError(
+                    f"The '{name}' parameter of {type(self).__name__} must be a number, not a "
+                    f"boolean. Got {value!r} instead.")
         self._check_parameter_relations()
 
     def _check_parameter_relations(self) -> None:
