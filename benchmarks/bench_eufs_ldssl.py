@@ -1,4 +1,4 @@
-"""Benchmark EUFS and LDSSL: the current fits against the session-start code (commit 0df8ac1).
+"""Benchmark EUFS and LDSSL: the current fits against the code at commit 0df8ac1 (2026-11-23).
 
 Usage: OMP_NUM_THREADS=1 python benchmarks/bench_eufs_ldssl.py [--methods eufs ldssl]
        [--datasets prostate_ge orl] [--settings 1,1 1e-6,1e6] [--repeats 1] [--before 0df8ac1]

@@ -3,10 +3,10 @@
 
 The protocol scores every (setting, feature count) with 20 seeded K-means runs (init="random",
 n_init=1, max_iter=100); over the five papers' full grids that is about a third of the whole
-reproduction cost. Before, each run was ``KMeans(...).fit_predict(X)``: validation, a copy,
-centring, row norms and a BLAS thread limit per run. Now X is prepared once per subset and each
-run draws its start from ``RandomState(seed)`` exactly as KMeans does, then runs scikit-learn's
-own Lloyd routine: the same labels, which the benchmark checks run by run.
+reproduction cost. ``KMeans(...).fit_predict(X)`` per seed repeats validation, a copy,
+centring, row norms and a BLAS thread limit in every run; ``ufsbench.evaluation`` prepares X once
+per subset, and each run draws its start from ``RandomState(seed)`` exactly as KMeans does, then
+runs scikit-learn's own Lloyd routine: the same labels, which the benchmark checks run by run.
 
 Per data set and feature count (seeded random columns, the registry's count grid): ms per 20
 runs both ways (best of --repeats, interleaved), the ratio, and how many of the 20 labelings are

@@ -3,7 +3,7 @@
 Usage: python benchmarks/bench_kmufs.py [--sizes 150x1000 200x3000] [--h 50] [--k 5]
        [--iters 60] [--admm bilinear] [--real isolet coil20]  (reads /work/shared/datasets/<name>.mat)
        python benchmarks/bench_kmufs.py --before 0df8ac1 --specs synthetic:100x2000 isolet
-       [--counts 50 100 300]   (whole fits: session-start code against the working tree)
+       [--counts 50 100 300]   (whole fits: the code at --before against the working tree)
 Per size: seconds per ADMM iteration of both forms (a fit of --iters iterations minus a fit of one
 iteration, so the shared SVD is excluded), the speed-up, the max |W_fast - W_dense| after --iters
 iterations, whether the supports agree, and, for the factored form run to convergence, n_iter,
@@ -21,7 +21,7 @@ import numpy as np
 from common import load_bench_data, machine_line, markdown_table, typical_setting  # sets sys.path
 from ufsbench.methods.base import make_selector
 
-SESSION_START = "0df8ac1"
+BEFORE = "0df8ac1"
 
 
 def _data(spec, k, seed):
@@ -77,7 +77,7 @@ def before_after(specs, counts, commit):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--before", default=None, const=SESSION_START, nargs="?",
+    ap.add_argument("--before", default=None, const=BEFORE, nargs="?",
                     help="compare whole fits against the code at this commit")
     ap.add_argument("--specs", nargs="*", default=["synthetic:100x2000", "isolet"])
     ap.add_argument("--counts", nargs="*", type=int, default=[50, 100, 300])

@@ -88,7 +88,7 @@ def main(argv=None):
     ap.add_argument("--data", nargs="+", default=["usps:2000", "usps"],
                     help="data specs of --mode usps (see benchmarks/common.py load_bench_data)")
     ap.add_argument("--sizes", type=int, nargs="+", default=[500, 1000, 2000],
-                    help="n values of --mode scaling (the issue: 500 ... 10000)")
+                    help="n values of --mode scaling (the full profile: 500 ... 10000)")
     ap.add_argument("--d", type=int, default=256, help="features of --mode scaling")
     ap.add_argument("--budget", type=float, default=300.0, help="seconds per fit")
     args = ap.parse_args(argv)

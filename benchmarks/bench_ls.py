@@ -40,7 +40,7 @@ def _old_module(path: str, name: str, source: str, scope: dict | None = None):
 
 
 def before_selector():
-    """The session-start LaplacianScore class with the session-start cache (not registered)."""
+    """The LaplacianScore class of commit BEFORE with that commit's cache module (not registered)."""
     def show(path):
         return subprocess.run(["git", "-C", str(REPO), "show", f"{BEFORE}:{path}"],
                               check=True, capture_output=True, text=True).stdout
@@ -149,9 +149,9 @@ def floor(spec: str, repeats: int) -> str:
 
 
 def bound(spec: str, repeats: int) -> str:
-    """Issue 13's 5x target against what no exact-kNN Laplacian Score can skip, timed as in the
-    side-by-side: each step right after a scikit-feature fit (which evicts X from the caches),
-    median of ``repeats``. The O(n^2 d) Gram product of the kNN search and one read of X (the
+    """The 5x target (docs/performance.md) against what no exact-kNN Laplacian Score can skip,
+    timed as in the side-by-side: each step right after a scikit-feature fit (which evicts X from
+    the caches), median of ``repeats``. The O(n^2 d) Gram product of the kNN search and one read of X (the
     scores need at least that) are the bound; 5x leaves the budget minus that for everything
     else (validation, neighbour selection, graph, the scores' own passes)."""
     from bench_skfeature import skfeature_available, theirs

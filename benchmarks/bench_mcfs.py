@@ -2,12 +2,12 @@
 
 Section ``sweep`` (default), per data set, the feature counts of its config (six: 50..300):
 
-* before = the session-start code (commit ``0df8ac1``: ``methods/mcfs.py`` and
+* before = the code at commit ``0df8ac1`` (2026-11-23: ``methods/mcfs.py`` and
   ``numerics/lars.py`` read with ``git show`` and imported by path), refitted per count as the
-  runner did: six fits. Its paths stop at 4h + 20 steps (or earlier, at scikit-learn's absolute
-  alpha threshold) and take the last step with h non-zeros; MCFS revision 1 takes the first, so
-  "one-fit subset = before" is expected to say NO at some counts since (the agreement that
-  matters now is "one-fit subset = now refit");
+  runner then did: six fits. Its paths stop at 4h + 20 steps (or earlier, at scikit-learn's
+  absolute alpha threshold) and take the last step with h non-zeros; the current MCFS takes the
+  first, so "one-fit subset = before" is expected to say NO at some counts (the agreement that
+  checks the one-fit shortcut is "one-fit subset = now refit");
 * now, refitted per count (the faster LARS step alone), and now as the runner does it: one fit
   at the largest count, each count's subset from ``top_features(m)``;
 * scikit-feature's MCFS (``skfeature-chappers``; called as in ``bench_skfeature.py``, whose
@@ -15,7 +15,7 @@ Section ``sweep`` (default), per data set, the feature counts of its config (six
   since its LARS cardinality is m.
 
 Both sides use the matched parameters of ``bench_skfeature.py`` (k = 5, binary weights) unless
-``--weight`` says otherwise. Agreement per count: the subset of the session-start refit against
+``--weight`` says otherwise. Agreement per count: the subset of the 0df8ac1 refit against
 ``top_features(m)`` of the one fit (same? Jaccard) and the max |score| difference of the
 unit-norm coefficient maxima (Eq. 5). The sides alternate per count in one process (before,
 now, scikit-feature), ``--repeats`` times; times are the best of the repeats (a sweep's time is
@@ -59,12 +59,12 @@ from ufsbench.methods.mcfs import coefficients_for, sparse_spectral_coefficients
 from ufsbench.numerics import knn_graph, ranking_from_scores
 from ufsbench.numerics.spectral import generalized_spectral_embedding
 
-SESSION_START = "0df8ac1"
+BEFORE = "0df8ac1"
 
 
 def _module_from_git(name: str, path: str, replace: dict) -> object:
-    """A module of the session-start commit, imported by path (with import lines redirected)."""
-    source = subprocess.run(["git", "show", f"{SESSION_START}:{path}"], cwd=REPO, check=True,
+    """A module of commit BEFORE, imported by path (with import lines redirected)."""
+    source = subprocess.run(["git", "show", f"{BEFORE}:{path}"], cwd=REPO, check=True,
                             capture_output=True, text=True).stdout
     for old, new in replace.items():
         source = source.replace(old, new)
@@ -77,11 +77,11 @@ def _module_from_git(name: str, path: str, replace: dict) -> object:
     return module
 
 
-def session_start_mcfs() -> type:
-    """The session-start MCFS class on the session-start LARS (not registered)."""
-    _module_from_git("_mcfs_start_lars", "ufsbench/numerics/lars.py", {})
-    module = _module_from_git("_mcfs_start", "ufsbench/methods/mcfs.py", {
-        "from ufsbench.numerics.lars import": "from _mcfs_start_lars import",
+def before_mcfs() -> type:
+    """The MCFS class of commit BEFORE on that commit's LARS (not registered)."""
+    _module_from_git("_mcfs_before_lars", "ufsbench/numerics/lars.py", {})
+    module = _module_from_git("_mcfs_before", "ufsbench/methods/mcfs.py", {
+        "from ufsbench.numerics.lars import": "from _mcfs_before_lars import",
         '@register("mcfs")': ""})
     return module.MCFS
 
@@ -102,7 +102,7 @@ def sweep(spec: str, weight: str, repeats: int, with_skfeature: bool) -> tuple[l
     label, X, _, c = load_bench_data(spec)
     counts = [min(m, X.shape[1]) for m in feature_count_grid(spec)]
     params = {"k": 5, "weight": weight}
-    Old = session_start_mcfs()
+    Old = before_mcfs()
 
     def new(m):
         return make_selector("mcfs", n_features_to_select=m, n_clusters=c, random_state=0,

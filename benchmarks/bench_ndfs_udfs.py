@@ -1,4 +1,4 @@
-"""NDFS and UDFS: the current fits against the session-start code (commit 0df8ac1), interleaved.
+"""NDFS and UDFS: the current fits against the code at commit 0df8ac1 (2026-11-23), interleaved.
 
 For every data set and (alpha, beta) / (gamma, lam) point, the old and the new selector are fitted
 one after the other in this process (same seed, same warm disk cache: one untimed warm-up fit per

@@ -1,6 +1,6 @@
 """RUFS per-fit cost across its grid: the code at commit BEFORE against the current one.
 
-The RUFS grid (configs/method/rufs.yaml, 343 settings) must reproduce the stored results, and
+The RUFS grid (src/ufsbench/configs/method/rufs.yaml, 343 settings) must reproduce the stored results, and
 its fits amplify round-off strongly at small beta / alpha (a 1-ulp change of the residual norms
 moves the scores by up to 1e-7 relative on coil20), so every speed-up here must leave the
 iterates bitwise unchanged. For each data set and each of ``--points`` settings spread over

@@ -1,11 +1,11 @@
-"""RUFS and RSFS fits: the session-start code (commit 0df8ac1) against the current one.
+"""RUFS and RSFS fits: the code at commit 0df8ac1 (2026-11-23) against the current one.
 
-What changed (both exact up to round-off): the K-means / spectral starts, graphs and the data
-Grams X^T X / X X^T are read from the disk cache (keyed by data checksum and seed), so a grid
-sweep computes them once per data set; RSFS's d x d W-steps reuse the cached X^T X (only the
-reweighting diagonal changes); RUFS's sample-weighted Grams are symmetric rank-k products (syrk);
-residual row norms are shared between the objective and the next reweighting; RSFS iterates on
-the sparse Laplacian.
+What the current code does differently (both exact up to round-off): the K-means / spectral
+starts, graphs and the data Grams X^T X / X X^T are read from the disk cache (keyed by data
+checksum and seed), so a grid sweep computes them once per data set; RSFS's d x d W-steps reuse
+the cached X^T X (only the reweighting diagonal changes); RUFS's sample-weighted Grams are
+symmetric rank-k products (syrk); residual row norms are shared between the objective and the
+next reweighting; RSFS iterates on the sparse Laplacian.
 
 Two tables:
 

@@ -1,4 +1,4 @@
-"""SOCFS and SOCFS + triplet: whole fits of the current code against the session-start code.
+"""SOCFS and SOCFS + triplet: whole fits of the current code against the code at commit 0df8ac1.
 
 Han & Kim (CVPR 2015) / UFSOL's Table 2 variant. The current code forms X^T (I + alpha L) X once
 per fit instead of once per outer iteration (d <= n), reuses X W for the objective and hoists

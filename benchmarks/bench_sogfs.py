@@ -17,7 +17,7 @@ history, components history, top-100 overlap).
 
 Usage: python benchmarks/bench_sogfs.py [--sizes 800x60,2000x100] [--dense-max-d 4000]
        [--fits synthetic:300x200] (real data: --fits coil20 orl srbct umist --sizes "")
-(the issue's sizes: --sizes 3312x203,10000x100). Set OMP_NUM_THREADS to pin the BLAS threads.
+(larger sizes: --sizes 3312x203,10000x100). Set OMP_NUM_THREADS to pin the BLAS threads.
 """
 
 from __future__ import annotations

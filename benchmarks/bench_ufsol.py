@@ -16,8 +16,8 @@ Printed per size: seconds per W-step, max |eigenvalue - dense|, max |W W^T - W_d
     python benchmarks/bench_ufsol.py                       # small default sizes
     python benchmarks/bench_ufsol.py --sizes 203x3312 100x10000 --fit-iter 3
 
-``--before-after`` instead times whole fits of the current code against the session-start code
-(commit 0df8ac1, read with ``git show``), interleaved in one process, on real data at grid points
+``--before-after`` instead times whole fits of the current code against the code at commit
+0df8ac1 (2026-11-23, read with ``git show``), interleaved in one process, on real data at grid points
 (``name=value`` settings over the config's params + default), and prints the agreement:
 
     python benchmarks/bench_ufsol.py --before-after --data coil20 orl usps:2000 \

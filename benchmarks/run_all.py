@@ -4,9 +4,9 @@ Profiles (sizes kept modest except ``full``):
 
 * ``tiny``  -- seconds: a smoke run on toy synthetic data (used by the test suite).
 * ``small`` -- ``make bench``: minutes; synthetic data + subsamples of real sets.
-* ``full``  -- ``make bench PROFILE=full``: the issue's sizes (prostate_ge, allaml, pix10p, usps,
-  basehock; d up to 20000 at n = 200, n up to 10000 at d = 256; scikit-feature on prostate_ge
-  and pix10p) -- hours on 2 cores.
+* ``full``  -- ``make bench PROFILE=full``: the sizes of the performance targets (prostate_ge,
+  allaml, pix10p, usps, basehock; d up to 20000 at n = 200, n up to 10000 at d = 256;
+  scikit-feature on prostate_ge and pix10p) -- hours on 2 cores.
 
 Sections: ``fit`` (bench_fit_times), ``scaling`` (bench_scaling, both axes), ``skfeature``
 (bench_skfeature, skipped with a message when scikit-feature is not installed) and ``fastpath``

@@ -1,4 +1,4 @@
-"""Hypothesis fuzzing of every selector's input handling (issue 14).
+"""Hypothesis fuzzing of every selector's input handling.
 
 Each selector gets tiny matrices with NaN, inf, constant columns, duplicated samples, and
 n_features_to_select / n_clusters at and past their limits. The contract: one clear

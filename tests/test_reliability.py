@@ -1,5 +1,5 @@
 """Faults a long sweep meets: concurrent runs, stale locks, corrupted records, stale data, failing
-writes, merging stores, and the dask launcher (issue 14). The SIGKILL test is in test_runner.py."""
+writes, merging stores, and the dask launcher. The SIGKILL test is in test_runner.py."""
 
 import errno
 import json

@@ -7,7 +7,7 @@ moment leaves either the whole record or nothing; a rerun skips every record alr
 Fits of ranking methods are cached beside them (``fits/<fit id>.json``) so a resumed sweep does
 not refit either.
 
-Reliability (issue 14):
+Reliability:
 
 * A record carries an ``integrity`` digest of its content and is named by the digest of its key, so
   a truncated, corrupted or misfiled record is detected on reading, reported by name, and
@@ -231,7 +231,8 @@ def record_problem(record, path: Path) -> str | None:
 
     A sound record is a dict with a ``key``, per-run ``acc`` and ``nmi``, is named by the digest of
     its key (so a copied or edited record cannot pose as another), and, when it carries one
-    (records written since issue 14), matches its ``integrity`` digest.
+    (every record this version writes does; older records may not), matches its ``integrity``
+    digest.
     """
     if not isinstance(record, dict) or not isinstance(record.get("key"), dict):
         return "no record key"

@@ -34,12 +34,12 @@ permuted order (swapped with ``indices``, O(n) per swap), so X_I^T u is one cont
 no gather and X_A is its leading block; the O(d) passes of a step (argmax, rounding, the two
 step-length minima, the correlation update) run in length-d scratch arrays; the Cholesky factor
 lives in a buffer LAPACK ``trtrs`` reads in place (no O(|A|^2) copy per solve) and is downdated by
-scikit-learn's compiled Givens sweep. Round-off differs from the session-start loop (other BLAS
-kernels), so coefficients agree to round-off amplified by the path (~1e-9 absolute at |A| ~ 300
-with ridge 1e-3, the same order as scikit-learn's own path against ours), with the same active
-sets at every step. Buffers grow with the active set, never sized from ``max_iter``: a smaller
-``max_iter`` gives the first steps of a longer run bit for bit (MCFS serves every feature count
-from the longest path).
+scikit-learn's compiled Givens sweep. Round-off differs from a loop that gathers X_I per step
+(other BLAS kernels), so the two give coefficients that agree to round-off amplified by the path
+(~1e-9 absolute at |A| ~ 300 with ridge 1e-3, the same order as scikit-learn's own path against
+ours), with the same active sets at every step. Buffers grow with the active set, never sized
+from ``max_iter``: a smaller ``max_iter`` gives the first steps of a longer run bit for bit (MCFS
+serves every feature count from the longest path).
 
 The path is returned sparsely (the active indices and their coefficients per step), not as the
 dense (steps x d) array scikit-learn returns (97 MB at d = 10000 and 1220 steps).
