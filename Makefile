@@ -28,7 +28,7 @@ reproduce-tables:
 		--launcher $(LAUNCHER) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) \
 		$(if $(METHODS),--methods $(METHODS))
 
-# `make bench` = the small profile (minutes); `make bench PROFILE=full` = the issue's sizes (hours).
+# `make bench` = the small profile (minutes); `make bench PROFILE=full` = the full data sizes (hours).
 bench:
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(PYTHON) benchmarks/run_all.py --profile $(PROFILE)
 
