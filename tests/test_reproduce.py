@@ -53,6 +53,13 @@ def tiny_published() -> pd.DataFrame:
     return df.assign(paper="T", uncertain=False, note="")
 
 
+def use_experiments(monkeypatch, load) -> None:
+    """Serve ``load(name)`` as the config of experiment ``name`` in every module that loads one
+    by name: the pipeline (``reproduce``), ``check_methods`` and the plan (``cost``)."""
+    for module in (rp, rp.experiments, rp.cost):
+        monkeypatch.setattr(module, "load_experiment", load)
+
+
 def write_planted_store(exp: dict, results_dir: Path, warned: tuple = (),
                         tied: dict | None = None, kmeans_init: str = "random",
                         shift: float = 0.0) -> pd.DataFrame:
@@ -271,9 +278,14 @@ def test_sogfs_style_figure_table_is_best_of_five_per_feature_count(tmp_path):
     assert fig.loc["allfeatures", ["10", "20", "30"]].tolist() == [56.0, 56.0, 56.0]
     cells = rp.compare(exp, df, published=tiny_published())
     assert set(cells["table"]) == {"Figure 1"}
+    import matplotlib
+    salt = matplotlib.rcParams["svg.hashsalt"]
     paths = rp.write_outputs(exp, cells, tmp_path / "out", {}, figure=fig.reset_index())
     assert (tmp_path / "out" / "t_figure1.svg") in paths
     assert "<svg" in (tmp_path / "out" / "t_figure1.svg").read_text()
+    assert matplotlib.rcParams["svg.hashsalt"] == salt   # the salt is set only while saving
+    again = rp.plot_figure(fig.reset_index(), tmp_path / "again.svg")
+    assert again.read_bytes() == (tmp_path / "out" / "t_figure1.svg").read_bytes()
 
 
 def test_large_gap_lists_recorded_causes_and_an_off_baseline(tmp_path):
@@ -367,7 +379,7 @@ def test_probe_runs_k_pending_settings_per_method_and_costs_them(tmp_path, monke
     exp = tiny_experiment(feature_counts=[10], rows=[{"row": "ls", "method": "ls",
                                  "grid": {"weight": ["heat", "binary"], "k": [3, 5, 7]},
                                  "default": {"weight": "heat", "k": 5}}])
-    monkeypatch.setattr(rp, "load_experiment", lambda name: exp)
+    use_experiments(monkeypatch, lambda name: exp)
     runs = tmp_path / "runs"
     data = load_dataset("synthetic")
     tasks = rp.experiment_tasks(exp, data, str(runs))
@@ -414,7 +426,7 @@ def test_plan_costs_a_setting_two_papers_share_once(tmp_path, monkeypatch):
                  "default": {"weight": "heat", "k": ks[0]}}]
     exps = {"t": tiny_experiment(feature_counts=[10], rows=ls_row([3, 5, 7])),
             "u": tiny_experiment(feature_counts=[10], rows=ls_row([5, 7, 9]))}
-    monkeypatch.setattr(rp, "load_experiment", lambda name: exps[name])
+    use_experiments(monkeypatch, lambda name: exps[name])
     costs = {("synthetic", "ls"): {"total": 36.0, "fit": 30.0, "eval": 6.0}}
     plan = rp.plan_summary(["t", "u"], str(tmp_path / "runs"), costs=costs).set_index("experiment")
     assert plan.loc["t", "settings"] == plan.loc["u", "settings"] == 3
@@ -487,8 +499,8 @@ def test_methods_option_runs_only_those_methods_and_reports_every_stored_one(tmp
                           rows=[{"row": "allfeatures", "method": "allfeatures"},
                                 {"row": "ls", "method": "ls", "grid": {"weight": ["heat"]},
                                  "default": {"weight": "heat"}}])
-    monkeypatch.setattr(rp, "load_experiment", lambda name: exp)
-    monkeypatch.setattr(rp, "load_published", lambda exp: tiny_published(), raising=False)
+    use_experiments(monkeypatch, lambda name: exp)
+    monkeypatch.setattr(rp.rules, "load_published", lambda exp: tiny_published())
     runs, out = tmp_path / "runs", tmp_path / "out"
     rp.reproduce(["t"], str(runs), out, n_jobs=1, only_methods=["allfeatures"],
                  log=lambda msg: None)
@@ -516,7 +528,7 @@ def test_methods_option_over_several_papers_runs_the_method_where_a_paper_has_it
     without = tiny_experiment(feature_counts=[10], datasets={"syn": "synthetic"},
                               rows=[{"row": "allfeatures", "method": "allfeatures"}])
     exps = {"t": with_ls, "u": without}
-    monkeypatch.setattr(rp, "load_experiment", lambda name: exps[name])
+    use_experiments(monkeypatch, lambda name: exps[name])
     runs = tmp_path / "runs"
     rp.reproduce(["t", "u"], str(runs), tmp_path / "out", n_jobs=1, only_methods=["ls"],
                  log=lambda msg: None)
