@@ -49,3 +49,35 @@ def assert_fit_matches_reference(selector, scores, history, top: int = 6,
     np.testing.assert_allclose(selector.scores_, scores, rtol=rtol, atol=1e-12 * scores.max())
     assert np.array_equal(np.sort(np.argsort(-selector.scores_, kind="stable")[:top]),
                           np.sort(np.argsort(-scores, kind="stable")[:top]))
+
+
+def assert_same_partition(a, b) -> None:
+    """Two label vectors describe the same partition of the samples, whatever the label names.
+
+    Cluster numbering is arbitrary: two computations that agree up to round-off may still name
+    the same clusters differently (e.g. K-means started from eigenvectors whose signs or order
+    differ with the BLAS kernel). The pairs (a_i, b_i) map labels one to one exactly when the
+    contingency table has one non-zero cell per row and per column.
+    """
+    import numpy as np
+
+    a, b = np.asarray(a).ravel(), np.asarray(b).ravel()
+    assert a.shape == b.shape, f"label vectors of different lengths: {a.shape} vs {b.shape}"
+    pairs = np.unique(np.column_stack([a, b]), axis=0)
+    n_a, n_b = len(np.unique(a)), len(np.unique(b))
+    assert len(pairs) == n_a == n_b, (
+        f"not the same partition: {n_a} and {n_b} clusters, {len(pairs)} distinct label pairs")
+
+
+def record_calls(monkeypatch, owner, name: str) -> list:
+    """Replace ``owner.name`` by a wrapper that records each call's (args, kwargs) and then calls
+    the original; returns the list the calls are appended to."""
+    real = getattr(owner, name)
+    calls = []
+
+    def recording(*args, **kwargs):
+        calls.append((args, kwargs))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, recording)
+    return calls

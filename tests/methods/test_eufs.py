@@ -10,8 +10,14 @@ from ufsbench.numerics.prox import row_shrink
 
 @pytest.fixture(scope="module")
 def fitted(data):
+    # mu0 = 1, not the default 1e-3: no kNN edge of these data crosses the planted clusters, so
+    # at the K-means start L U is pure round-off, and with mu0 = 1e-3 the steps multiply it by
+    # beta / mu = 1e3 while alpha / mu zeroes V for the first 27 iterations; U then follows the
+    # BLAS kernel's round-off and where the ADMM is after 200 iterations (labels, residual)
+    # varies from kernel to kernel. From mu0 = 1 the data drive U from the first step: a 1e-12
+    # relative change of X moves the scores by ~1e-13, so the asserts below hold on any kernel.
     return make_selector("eufs", n_clusters=3, random_state=0, n_features_to_select=6,
-                         max_iter=200).fit(data.X)
+                         mu0=1.0, max_iter=200).fit(data.X)
 
 
 def test_constraints(fitted):
@@ -24,8 +30,11 @@ def test_constraints(fitted):
 
 def test_primal_residuals_tend_to_zero(fitted):
     r = np.asarray(fitted.residual_history_)
+    # The K-means start is feasible, so the residual first grows while mu is small (a peak of
+    # ~2 near iteration 7 here), then falls at every step as mu grows.
     assert r[-1] < 0.05
-    assert r[-1] < 0.1 * r[0]
+    assert r[-1] < 0.1 * r.max()
+    assert np.all(np.diff(r[20:]) < 0)
     assert np.all(np.isfinite(fitted.objective_history_))
 
 
@@ -47,6 +56,16 @@ def test_exact_zero_rows_and_planted_features(fitted, data):
     assert set(fitted.top_features(6)) == set(data.informative)
     from sklearn.metrics import adjusted_rand_score
     assert adjusted_rand_score(data.y, fitted.labels_) > 0.95
+
+
+def test_default_start_keeps_only_planted_features(data):
+    # From the default mu0 the fit follows round-off (see ``fitted``): some kernels end with all
+    # six planted features, others with three of them and merged clusters. Whichever way it
+    # goes, every noise feature ends as an exact zero row (0 exceptions in 345 fits on X
+    # perturbed by 1e-15 to 1e-11 relative).
+    sel = make_selector("eufs", n_clusters=3, random_state=0, max_iter=200).fit(data.X)
+    kept = set(np.flatnonzero(np.linalg.norm(sel.V_, axis=1) > 0))
+    assert kept and kept <= set(data.informative)
 
 
 def test_alpha_zero_gives_no_zero_rows(data):

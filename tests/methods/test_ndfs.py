@@ -5,6 +5,7 @@ import pytest
 
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
+from ufsbench.testing import assert_same_partition
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +88,11 @@ def test_large_n_path_equals_dense_path(data, monkeypatch):
     dense = make_selector("ndfs", **kw).fit(data.X)
     monkeypatch.setattr(graphs, "SPARSE_MIN_SAMPLES", 2)   # sparse graph, Lanczos, blocks
     large = make_selector("ndfs", **kw).fit(data.X)
-    np.testing.assert_array_equal(large.init_labels_, dense.init_labels_)
+    # No kNN edge joins the planted clusters, so L's smallest eigenvalue is multiple and dense
+    # eigh and the per-component Lanczos path return different bases of its eigenspace: K-means
+    # finds the same start clusters from either but may number them differently. The updates,
+    # scores and objective are invariant under a permutation of F's columns.
+    assert_same_partition(large.init_labels_, dense.init_labels_)
     np.testing.assert_allclose(large.scores_, dense.scores_, rtol=1e-6)
     np.testing.assert_allclose(large.objective_history_, dense.objective_history_, rtol=1e-8)
 

@@ -10,6 +10,7 @@ from ufsbench.methods.base import make_selector
 from ufsbench.methods.ufsol import (graph_gram, indicator_gram, indicator_projection,
                                     ufsol_laplacian, within_cluster_sse)
 from ufsbench.numerics.triplet import ordinal_laplacian, triplet_weights
+from ufsbench.testing import assert_same_partition
 
 GRAPHS = ["none", "similarity", "maxmargin", "triplet"]
 
@@ -162,7 +163,10 @@ def test_dense_d_by_d_path_matches_n_by_n_solver(graph):
     np.testing.assert_allclose(fits[0].scores_, fits[1].scores_, atol=1e-7)
     np.testing.assert_allclose(fits[0].objective_history_, fits[1].objective_history_,
                                rtol=1e-8)
-    np.testing.assert_array_equal(fits[0].labels_, fits[1].labels_)
+    # The two solvers return W with different column signs (eigenvectors are defined up to
+    # sign) and agree otherwise only to their tolerance, so which of the V-step's K-means
+    # restarts that find the same partition wins, and hence its numbering, is up to round-off.
+    assert_same_partition(fits[0].labels_, fits[1].labels_)
 
 
 def test_large_n_fit_forms_no_n_by_n_array(monkeypatch):
