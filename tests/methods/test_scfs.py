@@ -278,7 +278,8 @@ def test_stopping_rule_and_bookkeeping(data):
                                     dict(init="svd"), dict(w_solver="qr"), dict(max_iter=0),
                                     dict(preprocess="zscore"), dict(epsilon=0.0)])
 def test_bad_parameters_raise(data, params):
-    with pytest.raises(UFSBenchError, match="SCFS"):
+    (name,) = params
+    with pytest.raises(UFSBenchError, match=f"'{name}' parameter of SCFS"):
         make_selector("scfs", **params).fit(data.X)
 
 

@@ -138,11 +138,11 @@ def test_deterministic(data):
 
 
 def test_bad_parameters(data):
-    with pytest.raises(UFSBenchError, match="gamma"):
+    with pytest.raises(UFSBenchError, match="'gamma' parameter"):
         SF2SOG(gamma=0.0).fit(data.X)
-    with pytest.raises(UFSBenchError, match="preprocess"):
+    with pytest.raises(UFSBenchError, match="'preprocess' parameter"):
         SF2SOG(preprocess="minmax").fit(data.X)
-    with pytest.raises(UFSBenchError, match="solver"):
+    with pytest.raises(UFSBenchError, match="'solver' parameter"):
         SF2SOG(solver="magic").fit(data.X)
 
 

@@ -76,7 +76,7 @@ def test_centering_makes_fit_shift_invariant(data):
 
 
 def test_m_must_be_at_least_c(data):
-    with pytest.raises(UFSBenchError, match="m="):
+    with pytest.raises(UFSBenchError, match="m=2 must not be below n_clusters=3"):
         make_selector("socfs", n_clusters=3, m=2).fit(data.X)
     sel = make_selector("socfs", n_clusters=3, m=5, max_iter=3, random_state=0).fit(data.X)
     assert sel.W_.shape == (60, 5) and sel.B_.shape == (5, 3)

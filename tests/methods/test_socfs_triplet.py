@@ -55,7 +55,7 @@ def test_deterministic_and_validated(data):
     a = make_selector("socfs_triplet", n_clusters=3, random_state=2, max_iter=4).fit(data.X)
     b = make_selector("socfs_triplet", n_clusters=3, random_state=2, max_iter=4).fit(data.X)
     assert np.array_equal(a.scores_, b.scores_)
-    with pytest.raises(UFSBenchError, match="alpha"):
+    with pytest.raises(UFSBenchError, match="'alpha' parameter"):
         make_selector("socfs_triplet", n_clusters=3, alpha=-1.0).fit(data.X)
 
 

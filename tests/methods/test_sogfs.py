@@ -224,7 +224,8 @@ def test_solvers_agree_on_the_fit_when_d_below_n():
 
 @pytest.mark.parametrize("params", [{"gamma": -1.0}, {"m": 0}, {"m": 1000}, {"m": 1.5},
                                     {"w_solver": "magic"}, {"neighbours": "some"}, {"solver": "sparse"},
-                                    {"lambda_factor": 1.0}, {"preprocess": "zscore"}])
+                                    {"lambda_factor": 1.0}, {"preprocess": "zscore"},
+                                    {"lambda_init": 0.0}, {"eps": 0.0}, {"tol": -1.0}])
 def test_bad_parameters_raise(params):
     X, _ = _blobs(n_per=10, d=6)
     with pytest.raises(UFSBenchError):

@@ -132,7 +132,7 @@ def test_deterministic(data):
 
 
 def test_bad_parameters(data):
-    with pytest.raises(UFSBenchError, match="alpha"):
+    with pytest.raises(UFSBenchError, match="'alpha' parameter"):
         SPUFS(alpha=-1.0).fit(data.X)
-    with pytest.raises(UFSBenchError, match="solver"):
+    with pytest.raises(UFSBenchError, match="'solver' parameter"):
         SPUFS(solver="magic").fit(data.X)

@@ -113,9 +113,9 @@ def test_gamma_zero_stops_after_one_step(data):
 
 
 def test_bad_parameters(data):
-    with pytest.raises(UFSBenchError, match="lam"):
+    with pytest.raises(UFSBenchError, match="'lam' parameter"):
         make_selector("udfs", lam=0.0).fit(data.X)
-    with pytest.raises(UFSBenchError, match="solver"):
+    with pytest.raises(UFSBenchError, match="'solver' parameter"):
         make_selector("udfs", solver="magic").fit(data.X)
 
 

@@ -253,9 +253,12 @@ def test_constant_features_rank_last_and_preprocess_options(small):
 
 
 @pytest.mark.parametrize("params,match", [
-    ({"graph": "knn"}, "graph"), ({"alpha": -1.0}, "alpha"), ({"beta": np.inf}, "beta"),
-    ({"preprocess": "pca"}, "preprocess"), ({"eigen_solver": "arpack"}, "eigen_solver"),
-    ({"n_components": 30}, "n_components"), ({"eps": 0.0}, "eps"), ({"sigma": -1.0}, "sigma"),
+    ({"graph": "knn"}, "'graph' parameter"), ({"alpha": -1.0}, "'alpha' parameter"),
+    ({"beta": np.inf}, "'beta' parameter"), ({"preprocess": "pca"}, "'preprocess' parameter"),
+    ({"eigen_solver": "arpack"}, "'eigen_solver' parameter"),
+    ({"n_components": 30}, "n_components=30 must satisfy"), ({"eps": 0.0}, "'eps' parameter"),
+    ({"sigma": -1.0}, "'sigma' parameter"), ({"k": 2.7}, "'k' parameter"),
+    ({"normalize_c": "yes"}, "'normalize_c' parameter"),
 ])
 def test_bad_parameters(small, params, match):
     with pytest.raises(UFSBenchError, match=match):
@@ -289,7 +292,7 @@ def _reference_fit(sel, X):
     from ufsbench.numerics import eigh_smallest, l21_reweight, row_norms, sym
     n, d = X.shape
     sel.n_clusters_ = sel.n_clusters
-    d2 = sel._check_params(n, d)
+    d2 = sel._embedding_dim(d)
     rng = check_random_state(sel.random_state)
     X = sel._preprocess(X)
     X = X[:, X.std(axis=0) > 0]                     # the fit's constant-feature filter (a copy)

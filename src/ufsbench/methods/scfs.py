@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 from scipy import sparse
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 
-from ufsbench.methods._checks import check_choice, check_int, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import l21_norm, l21_reweight, row_norms
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
@@ -19,7 +20,8 @@ from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
 UPDATES = ("split", "printed")
 W_SOLVERS = ("auto", "primal", "dual")
 INITS = ("kmeans", "random")
-PREPROCESS = (None, "shift")
+#: Preprocessing choices besides None (X as given).
+PREPROCESS = ("shift",)
 #: Constant added to the K-means indicator matrix so that no entry of G0 is 0 (a 0 never moves).
 INIT_OFFSET = 0.2
 
@@ -34,9 +36,9 @@ def scfs_w_step(X: np.ndarray, G: np.ndarray, d: np.ndarray, alpha: float, beta:
     so W = alpha D^{-1} X^T (alpha X D^{-1} X^T + beta I_n)^{-1} G: one n x n solve,
     O(n^2 p + n^3), the fast form when p >> n. ``"auto"`` takes the dual form when p > n.
     Both need beta > 0 and d > 0 (then both matrices are symmetric positive definite). The solve
-    itself is the shared ``ufsbench.numerics.irls.solve_gram_plus_diag`` with reg = beta d / alpha.
+    itself is the shared ``ufsbench.numerics.irls.solve_gram_plus_diag`` with reg = beta d / alpha,
+    which refuses an unknown ``solver`` (SCFS validates its ``w_solver`` once, before the fit).
     """
-    check_choice("scfs_w_step", "solver", solver, W_SOLVERS)
     # Dividing Eq. (6) by alpha: W = (X^T X + (beta/alpha) D)^{-1} X^T G.
     return solve_gram_plus_diag(X, G, (beta / alpha) * np.asarray(d, dtype=float), method=solver)
 
@@ -194,6 +196,25 @@ class SCFS(UFSSelector):
     init, w_solver, preprocess, max_iter, tol, epsilon : see the decisions above.
     """
 
+    _parameter_constraints = {
+        **UFSSelector._parameter_constraints,
+        # alpha > 0 keeps grad+ >= alpha G > 0 in the split rule and beta > 0 makes the W-step
+        # system definite (Eq. (6) divides by alpha); the paper's grid is 1e-4 .. 1e4.
+        "alpha": [Interval(Real, 0, np.inf, closed="neither")],
+        "beta": [Interval(Real, 0, np.inf, closed="neither")],
+        "gamma": [Interval(Real, 0, np.inf, closed="left")],    # the paper uses 1e6
+        "update": [StrOptions(set(UPDATES))],
+        # eta in (0, 1]: 0 would freeze G, and the proven monotone step is eta <= 1/4.
+        "exponent": [Interval(Real, 0, 1, closed="right")],
+        "init": [StrOptions(set(INITS))],
+        "w_solver": [StrOptions(set(W_SOLVERS))],
+        "preprocess": [StrOptions(set(PREPROCESS)), None],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, np.inf, closed="left")],
+        # eps > 0 keeps the reweighting D_ii = 1 / (2 sqrt(||w_i||^2 + eps)) finite for zero rows.
+        "epsilon": [Interval(Real, 0, np.inf, closed="neither")],
+    }
+
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
                  beta=100.0, gamma=1e6, update="split", exponent=0.25, init="kmeans",
                  w_solver="auto", preprocess=None, max_iter=1000, tol=1e-5, epsilon=1e-8):
@@ -211,23 +232,6 @@ class SCFS(UFSSelector):
         self.max_iter = max_iter
         self.tol = tol
         self.epsilon = epsilon
-
-    # -- parameter checks ------------------------------------------------------------------
-    def _check_params(self) -> None:
-        owner = type(self).__name__
-        for name in ("alpha", "beta"):
-            check_number(owner, name, getattr(self, name), low=0.0, low_open=True,
-                         hint="the paper's grid is 1e-4 .. 1e4")
-        check_number(owner, "gamma", self.gamma, low=0.0, hint="the paper uses 1e6")
-        choices = {"update": UPDATES, "init": INITS, "w_solver": W_SOLVERS,
-                   "preprocess": PREPROCESS}
-        for name, allowed in choices.items():
-            check_choice(owner, name, getattr(self, name), allowed)
-        check_number(owner, "exponent", self.exponent, 0.0, 1.0, low_open=True,
-                     hint="0.25 is the proven monotone step")
-        check_int(owner, "max_iter", self.max_iter)
-        check_number(owner, "tol", self.tol, low=0.0)
-        check_number(owner, "epsilon", self.epsilon, low=0.0, low_open=True)
 
     # -- initialisation -------------------------------------------------------------------------
     def _initial_G(self, X: np.ndarray, rng: np.random.RandomState) -> np.ndarray:
@@ -253,7 +257,6 @@ class SCFS(UFSSelector):
         return multiplicative_step(G, num ** eta, den ** eta)
 
     def _fit(self, X):
-        self._check_params()
         rng = check_random_state(self.random_state)
         if self.preprocess == "shift":
             X = X - X.min(axis=0)

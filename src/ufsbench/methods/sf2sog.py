@@ -4,11 +4,13 @@ orthogonal l2,0-constrained projection selecting exactly h features, and a learn
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 from scipy import linalg as sla
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
-from ufsbench.methods._checks import check_choice, check_int, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import (eigh_largest, eigh_smallest, l20_project, laplacian,
                                orthonormal_polar, project_simplex_rows, ranking_from_scores,
@@ -214,6 +216,23 @@ class SF2SOG(UFSSelector):
     selection_kind = "subset"
     reconstructed = True
 
+    _parameter_constraints = {
+        **UFSSelector._parameter_constraints,
+        # lam > 0 makes L_G + lam I definite (Y-step) and the G-step divides by gamma.
+        "lam": [Interval(Real, 0, np.inf, closed="neither")],
+        "gamma": [Interval(Real, 0, np.inf, closed="neither")],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "preprocess": [StrOptions(set(PREPROCESS))],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        # 0 inner iterations would keep only the start candidates of the W-step.
+        "max_inner": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, np.inf, closed="left")],
+        # 0 would stop at the second iteration whether or not the support has settled.
+        "patience": [Interval(Integral, 1, None, closed="left")],
+        "solver": [StrOptions(set(SOLVERS))],
+    }
+
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, lam=1.0,
                  gamma=1.0, k=5, n_components=None, preprocess="zscore", max_iter=50,
                  max_inner=30, tol=1e-6, patience=3, solver="auto"):
@@ -230,15 +249,6 @@ class SF2SOG(UFSSelector):
         self.tol = tol
         self.patience = patience
         self.solver = solver
-
-    def _check_params(self):
-        owner = type(self).__name__
-        for name in ("lam", "gamma"):
-            check_number(owner, name, getattr(self, name), low=0.0, low_open=True)
-        check_choice(owner, "preprocess", self.preprocess, PREPROCESS)
-        check_choice(owner, "solver", self.solver, SOLVERS)
-        check_int(owner, "n_components", self.n_components, none_ok=True)
-        check_int(owner, "max_iter", self.max_iter)
 
     def _objective(self, Xc, W, Y, G, S):
         L = laplacian(sym(G))
@@ -274,7 +284,6 @@ class SF2SOG(UFSSelector):
                 lambda W: lam * (Phi @ ((PX @ W) / (ell + lam)[:, None])))
 
     def _fit(self, X):
-        self._check_params()
         n, d = X.shape
         h = self.n_features_to_select_
         m = min(int(self.n_components or self.n_clusters_), h)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
 
 from ufsbench.cache import cached_call
-from ufsbench.methods._checks import check_int, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import l21_reweight, orthonormal_polar, row_norms
 from ufsbench.numerics.irls import smoothed_l21_norm, solve_gram_plus_diag, solve_psd
@@ -83,6 +85,20 @@ class SOCFS(UFSSelector):
     m : projection dimension (None = n_clusters).
     """
 
+    _parameter_constraints = {
+        **UFSSelector._parameter_constraints,
+        # The l2,1 reweighting needs lambda_ > 0 (a small value such as 1e-6 instead of 0).
+        "lambda_": [Interval(Real, 0, np.inf, closed="neither")],
+        "lambda2": [Interval(Real, 0, np.inf, closed="left")],
+        "m": [Interval(Integral, 1, None, closed="left"), None],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "inner_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, np.inf, closed="left")],               # 0 = the fixed count
+        # eps > 0 keeps D_ii = 1 / (2 sqrt(||w_i||^2 + eps)) finite for zero rows of W.
+        "eps": [Interval(Real, 0, np.inf, closed="neither")],
+        "center": ["boolean"],
+    }
+
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, lambda_=100.0,
                  lambda2=100.0, m=None, max_iter=50, inner_iter=50, tol=1e-7, eps=1e-8,
                  center=True):
@@ -103,21 +119,15 @@ class SOCFS(UFSSelector):
     def _graph_penalty(self, X):
         return None
 
-    def _check_params(self, c: int) -> int:
-        owner = type(self).__name__
-        check_number(owner, "lambda_", self.lambda_, low=0.0, low_open=True,
-                     hint="the l2,1 reweighting needs lambda_ > 0; use a small value such as "
-                          "1e-6 instead of 0")
-        check_number(owner, "lambda2", self.lambda2, low=0.0)
-        m = c if self.m is None else self.m
-        check_int(owner, "m", m, minimum=c,
-                  hint=f"B^T B = I needs m >= n_clusters={c}; use m=None for m = n_clusters")
-        return int(m)
+    def _check_parameter_relations(self) -> None:
+        if self.m is not None and self.m < self.n_clusters:
+            raise self._invalid(f"m={self.m!r} must not be below n_clusters={self.n_clusters!r}; "
+                                f"B^T B = I needs m >= n_clusters (m=None sets m = n_clusters)")
 
     def _fit(self, X):
         n, d = X.shape
         c = self.n_clusters_
-        m = self._check_params(c)
+        m = c if self.m is None else int(self.m)
         if self.center:
             X = X - X.mean(axis=0)
         rng = check_random_state(self.random_state)
@@ -182,6 +192,13 @@ class SOCFSTriplet(SOCFS):
 
     reconstructed = True  # the paper does not write the model; every report row says so
 
+    _parameter_constraints = {
+        **SOCFS._parameter_constraints,
+        # Weight of the triplet regulariser, e.g. 1.0; 0 is plain SOCFS.
+        "alpha": [Interval(Real, 0, np.inf, closed="left")],
+        "k": [Interval(Integral, 1, None, closed="left")],
+    }
+
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, lambda_=100.0,
                  lambda2=100.0, alpha=1.0, k=5, m=None, max_iter=50, inner_iter=50, tol=1e-7,
                  eps=1e-8, center=True):
@@ -193,9 +210,6 @@ class SOCFSTriplet(SOCFS):
         self.k = k
 
     def _graph_penalty(self, X):
-        check_number(type(self).__name__, "alpha", self.alpha, low=0.0,
-                     hint="the weight of the triplet regulariser, e.g. 1.0 "
-                          "(0 = plain SOCFS)")
         if self.alpha == 0:
             return None
         k = min(self.k, X.shape[0] - 1)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
-from ufsbench.methods._checks import check_choice, check_int, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import (eigh_smallest, knn_indices, l21_norm,
                                l21_reweight, laplacian, project_simplex_rows, row_norms,
@@ -28,15 +30,17 @@ FROZEN_NEIGHBOUR_ITERS = 5
 
 
 def _projection_dim(m, d: int) -> int:
-    """Resolve the projection dimension m: None -> round(d/2); a float in (0, 1] -> that share."""
+    """Resolve the projection dimension m, as SOGFS's constraints admit it: None -> round(d/2);
+    a float in (0, 1] -> that share of d; a positive integer -> itself, at most d."""
     if m is None:
         return max(1, int(round(d / 2)))
-    if isinstance(m, float) and 0.0 < m <= 1.0:
-        return max(1, int(round(m * d)))
-    if isinstance(m, (int, np.integer)) and not isinstance(m, bool) and 1 <= m <= d:
+    if isinstance(m, Integral):
+        if m > d:
+            raise UFSBenchError(f"SOGFS: m={m!r} exceeds the {d} features of X; use an integer in "
+                                f"[1, n_features={d}], a fraction in (0, 1], or None (d/2); the "
+                                f"paper uses m between d/3 and 2d/3")
         return int(m)
-    raise UFSBenchError(f"SOGFS: m={m!r} must be an integer in [1, n_features={d}], a fraction in "
-                        f"(0, 1], or None (d/2); the paper uses m between d/3 and 2d/3")
+    return max(1, int(round(m * d)))
 
 
 def w_objective(X: np.ndarray, L, W: np.ndarray, gamma: float, eps: float,
@@ -254,6 +258,30 @@ class SOGFS(UFSSelector):
     #: order followed the BLAS kernel (JAFFE, gamma = 1000: Jaccard 0.60 of the top 67).
     score_tie_rtol = 1e-12
 
+    _parameter_constraints = {
+        **UFSSelector._parameter_constraints,
+        "gamma": [Interval(Real, 0, np.inf, closed="left")],
+        # An integer count of projection columns, a float share of d, or None (d/2); an integer
+        # above d is refused by the fit, which knows d.
+        "m": [Interval(Integral, 1, None, closed="left"),
+              Interval(RealNotInt, 0, 1, closed="right"), None],
+        "k": [Interval(Integral, 1, None, closed="left")],              # the papers: 5
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "inner_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, np.inf, closed="left")],
+        # eps > 0 keeps Q_ii = 1 / (2 sqrt(||w_i||^2 + eps)) of Eq. (12) finite for zero rows.
+        "eps": [Interval(Real, 0, np.inf, closed="neither")],
+        # lambda weighs the rank term Tr(F^T L_S F) of (6) and is only ever multiplied or divided
+        # by lambda_factor: from 0 it would never act, a negative one would push S away from c
+        # components, and a factor of 1 would never move it.
+        "lambda_init": [Interval(Real, 0, np.inf, closed="neither"), None],
+        "lambda_factor": [Interval(Real, 1, np.inf, closed="neither")],
+        "neighbours": [StrOptions({"all", "local"})],
+        "preprocess": [StrOptions({"center_unit", "none"})],
+        "w_solver": [StrOptions(set(W_SOLVERS))],
+        "solver": [StrOptions(set(SOLVERS))],
+    }
+
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, gamma=1.0,
                  m=None, k=5, max_iter=50, inner_iter=1, tol=1e-5, eps=1e-8, lambda_init=None,
                  lambda_factor=2.0, neighbours="all", preprocess="center_unit", w_solver="auto",
@@ -274,19 +302,6 @@ class SOGFS(UFSSelector):
         self.preprocess = preprocess
         self.w_solver = w_solver
         self.solver = solver
-
-    def _check_params(self, n: int) -> int:
-        owner = type(self).__name__
-        check_number(owner, "gamma", self.gamma, low=0.0)
-        check_int(owner, "k", self.k, hint="the papers: 5")
-        check_choice(owner, "w_solver", self.w_solver, W_SOLVERS)
-        check_choice(owner, "solver", self.solver, SOLVERS)
-        check_choice(owner, "neighbours", self.neighbours, ("all", "local"))
-        check_choice(owner, "preprocess", self.preprocess, ("center_unit", "none"))
-        check_number(owner, "lambda_factor", self.lambda_factor, low=1.0, low_open=True)
-        for name in ("max_iter", "inner_iter"):
-            check_int(owner, name, getattr(self, name))
-        return min(int(self.k), n - 1)
 
     def _graph(self, S: np.ndarray):
         """(S, L_S = D - (S + S^T)/2) (steps 2-3 of Algorithm 2): sparse CSR on the fast path.
@@ -318,7 +333,7 @@ class SOGFS(UFSSelector):
 
     def _fit(self, X):
         n, d = X.shape
-        k = self._check_params(n)
+        k = min(int(self.k), n - 1)
         c = self.n_clusters_
         m = _projection_dim(self.m, d)
         if self.preprocess == "center_unit":

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 from scipy import linalg as sla
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
-from ufsbench.methods._checks import check_choice, check_int, check_number
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import knn_graph, l21_reweight, laplacian
 from ufsbench.numerics.irls import smoothed_l21_norm, solve_gram_plus_diag
@@ -119,6 +121,19 @@ class SPUFS(UFSSelector):
     solver : "auto", "factored", "dual", "primal" or "dense" (= "primal"); see Speed.
     """
 
+    _parameter_constraints = {
+        **UFSSelector._parameter_constraints,
+        "alpha": [Interval(Real, 0, np.inf, closed="left")],   # 0: least squares, see above
+        "beta": [Interval(Real, 0, np.inf, closed="left")],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "sigma": [Interval(Real, 0, None, closed="neither"), None],
+        # The l2,1 smoothing (e.g. 1e-8): q_r = 1 / (2 sqrt(||w_r||^2 + eps)) needs eps > 0.
+        "eps": [Interval(Real, 0, np.inf, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, np.inf, closed="left")],
+        "solver": [StrOptions(set(SOLVERS))],
+    }
+
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
                  beta=1.0, k=5, sigma=None, eps=1e-8, max_iter=100, tol=1e-6, solver="auto"):
         self.n_features_to_select = n_features_to_select
@@ -132,15 +147,6 @@ class SPUFS(UFSSelector):
         self.max_iter = max_iter
         self.tol = tol
         self.solver = solver
-
-    def _check_params(self):
-        owner = type(self).__name__
-        for name in ("alpha", "beta"):
-            check_number(owner, name, getattr(self, name), low=0.0)
-        check_number(owner, "eps", self.eps, low=0.0, low_open=True,
-                     hint="the l2,1 smoothing, e.g. 1e-8")
-        check_choice(owner, "solver", self.solver, SOLVERS)
-        check_int(owner, "max_iter", self.max_iter)
 
     def _objective(self, X, W, L):
         """Smoothed objective of the BL9 model (the function IRLS does not increase)."""
@@ -165,7 +171,6 @@ class SPUFS(UFSSelector):
         return "primal" if self.solver == "dense" else self.solver
 
     def _fit(self, X):
-        self._check_params()
         n, d = X.shape
         k = min(self.k, n - 1)
         S = cached_call(knn_graph, X, k=k, weight="heat", sigma=self.sigma)

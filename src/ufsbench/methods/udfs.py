@@ -3,14 +3,15 @@ Unsupervised Learning", IJCAI 2011)."""
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
+from scipy import linalg as sla
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
-from ufsbench.methods._checks import check_choice, check_number
 from ufsbench.methods.base import UFSSelector, register
-from scipy import linalg as sla
-
 from ufsbench.numerics import l21_reweight, row_norms
 from ufsbench.numerics.graphs import nearest_neighbors
 from ufsbench.numerics.irls import smoothed_l21_norm
@@ -130,6 +131,19 @@ class UDFS(UFSSelector):
     #: rows below them have norms of 1e-10 and less, in steps that are ties where below 1e-12.
     score_tie_rtol = 1e-12
 
+    _parameter_constraints = {
+        **UFSSelector._parameter_constraints,
+        "gamma": [Interval(Real, 0, np.inf, closed="left")],   # the l2,1 weight; 0: one step
+        # The ridge of the local scatter (e.g. 1.0): X~_i X~_i^T + lam I must be invertible.
+        "lam": [Interval(Real, 0, np.inf, closed="neither")],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, np.inf, closed="left")],
+        # eps > 0 keeps D_ii = 1 / (2 sqrt(||w^i||^2 + eps)) finite for zero rows of W.
+        "eps": [Interval(Real, 0, np.inf, closed="neither")],
+        "solver": [StrOptions({"auto", "dense", "lowrank"})],
+    }
+
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, gamma=1.0,
                  lam=1.0, k=5, max_iter=50, tol=1e-6, eps=1e-8, solver="auto"):
         self.n_features_to_select = n_features_to_select
@@ -143,12 +157,7 @@ class UDFS(UFSSelector):
         self.eps = eps
         self.solver = solver
 
-    def _check_params(self, d):
-        owner = type(self).__name__
-        check_number(owner, "gamma", self.gamma, low=0.0, hint="the l2,1 weight, e.g. 1.0")
-        check_number(owner, "lam", self.lam, low=0.0, low_open=True,
-                     hint="the ridge of the local scatter, e.g. 1.0")
-        check_choice(owner, "solver", self.solver, ("auto", "dense", "lowrank"))
+    def _check_clusters_fit_features(self, d: int) -> None:
         if self.n_clusters_ > d:
             raise UFSBenchError(f"n_clusters={self.n_clusters_} exceeds the {d} features: "
                                 f"W^T W = I_c needs c <= n_features")
@@ -156,7 +165,7 @@ class UDFS(UFSSelector):
     def _fit(self, X):
         n, d = X.shape
         c = self.n_clusters_
-        self._check_params(d)
+        self._check_clusters_fit_features(d)
         # L_loc = sum_i S_i H (X~_i X~_i^T + lam I)^{-1} H S_i^T (Eqs. (4)-(9)): local sets are
         # x_i and its k nearest neighbours; only (k+1) x (k+1) blocks of X X^T are inverted,
         # and L_loc is sparse (at most n (k+1)^2 entries; no n x n matrix on large n).

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 import scipy.sparse as sp
 from scipy import linalg as sla
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
@@ -217,7 +220,7 @@ class UFSOL(UFSSelector):
     k : neighbours of N_i (5 in the paper). sigma : heat-kernel width of graph="similarity"
         (1 in the paper; None, the default, = mean squared kNN distance, see above).
     n_components : d2, the projection dimension (None = number of clusters).
-    preprocess : "unit_norm" (default) or "none". eps : the perturbation of Eq. (7).
+    preprocess : "unit_norm" (default), "zscore" or "none". eps : the perturbation of Eq. (7).
     max_iter, tol : stopping rule. n_init : K-means restarts per V-step.
     eigen_solver : "auto", "dense", "shift_invert" or "lanczos".
     normalize_c : the §4.3 normalisation of the triplet C (default True); False = raw Eq. (2).
@@ -230,6 +233,27 @@ class UFSOL(UFSSelector):
     #: row norms of 1 give or take an ulp (ORL: the top 40, binalpha: the top 36), whose order
     #: was round-off's; tie groups span at most the tolerance (numerics.sparsity.tie_groups).
     score_tie_rtol = 1e-12
+
+    _parameter_constraints = {
+        **UFSSelector._parameter_constraints,
+        "alpha": [Interval(Real, 0, np.inf, closed="left")],
+        "beta": [Interval(Real, 0, np.inf, closed="left")],
+        "graph": [StrOptions(set(GRAPHS))],
+        "k": [Interval(Integral, 1, None, closed="left")],              # the paper: 5
+        # None: the data-driven width (mean squared kNN distance).
+        "sigma": [Interval(Real, 0, None, closed="neither"), None],
+        # d2 must also stay below the number of features, which the fit checks.
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "preprocess": [StrOptions(set(PREPROCESS))],
+        # Eq. (7)'s R_ii = 1 / sqrt(||W_i||^2 + eps) must be finite on the zero rows of W0 (e.g.
+        # 1e-8), and an infinite eps makes the objective infinite.
+        "eps": [Interval(Real, 0, np.inf, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, np.inf, closed="left")],
+        "n_init": [Interval(Integral, 1, None, closed="left")],
+        "eigen_solver": [StrOptions(set(EIGEN_SOLVERS))],
+        "normalize_c": ["boolean"],
+    }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
                  beta=1.0, graph="triplet", k=5, sigma=None, n_components=None,
@@ -253,30 +277,10 @@ class UFSOL(UFSSelector):
         self.normalize_c = normalize_c
 
     # -- checks ------------------------------------------------------------------------------
-    def _check_params(self, n: int, d: int) -> int:
-        if self.graph not in GRAPHS:
-            raise UFSBenchError(f"graph={self.graph!r} is unknown; use one of {', '.join(GRAPHS)}")
-        if self.preprocess not in PREPROCESS:
-            raise UFSBenchError(f"preprocess={self.preprocess!r} is unknown; use one of "
-                                f"{', '.join(PREPROCESS)}")
-        if self.eigen_solver not in EIGEN_SOLVERS:
-            raise UFSBenchError(f"eigen_solver={self.eigen_solver!r} is unknown; use one of "
-                                f"{', '.join(EIGEN_SOLVERS)}")
-        for name in ("alpha", "beta"):
-            value = getattr(self, name)
-            if not np.isfinite(value) or value < 0:
-                raise UFSBenchError(f"{name}={value!r} must be a finite number >= 0")
-        if not self.eps > 0:
-            raise UFSBenchError(f"eps={self.eps!r} must be > 0, e.g. 1e-8")
-        if self.sigma is not None and not self.sigma > 0:
-            raise UFSBenchError(f"sigma={self.sigma!r} must be > 0 (or None for the data-driven "
-                                f"width)")
-        if int(self.k) < 1:
-            raise UFSBenchError(f"k={self.k!r} must be a positive number of neighbours, e.g. 5")
-        if int(self.max_iter) < 1 or int(self.n_init) < 1:
-            raise UFSBenchError("max_iter and n_init must be positive integers")
+    def _embedding_dim(self, d: int) -> int:
+        """d2 (``n_components``, or the number of clusters), which must stay below d."""
         d2 = self.n_clusters_ if self.n_components is None else int(self.n_components)
-        if not 1 <= d2 < d:
+        if d2 >= d:
             raise UFSBenchError(f"n_components={d2} must satisfy 1 <= n_components < n_features="
                                 f"{d}; the paper uses the number of clusters")
         return d2
@@ -330,7 +334,7 @@ class UFSOL(UFSSelector):
 
     def _fit(self, X):
         n, d = X.shape
-        d2 = self._check_params(n, d)
+        d2 = self._embedding_dim(d)
         rng = check_random_state(self.random_state)
         X = self._preprocess(X)
         spread = X.std(axis=0)
