@@ -135,3 +135,19 @@ def test_protocol_runs_keep_lost_cluster_warnings_out_of_sweeps():
         warnings.simplefilter("error")
         s = clustering_scores(X, np.arange(30) % 4, 4, n_runs=3)
     assert s.acc.shape == (3,)
+
+
+def test_clustering_scores_take_a_random_state_and_report_its_seeds():
+    from ufsbench.evaluation import clustering_scores
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(0, 1, (20, 3)), rng.normal(6, 1, (20, 3))])
+    y = np.repeat([0, 1], 20)
+    drawn = clustering_scores(X, y, 2, n_runs=4, random_state=np.random.RandomState(7))
+    again = clustering_scores(X, y, 2, n_runs=4, random_state=np.random.RandomState(7))
+    assert drawn.seeds == again.seeds and len(set(drawn.seeds)) == 4
+    # The drawn seeds are the runs' seeds: scoring with them one by one gives the same runs.
+    for i, seed in enumerate(drawn.seeds):
+        one = clustering_scores(X, y, 2, n_runs=1, random_state=seed)
+        assert one.acc[0] == drawn.acc[i]
+    assert clustering_scores(X, y, 2, n_runs=3, random_state=5).seeds == [5, 6, 7]

@@ -103,3 +103,16 @@ def test_reporting_asks_declared_capabilities_not_names():
     assert not keeps_all_features("a_method_since_removed")
     assert declared("ldssl", "reconstructed") and not declared("ls", "reconstructed")
     assert declared("a_method_since_removed", "reconstructed", False) is False
+
+
+def test_selector_classes_are_importable_by_name():
+    import ufsbench.methods as methods
+    from ufsbench.methods import LaplacianScore
+    from ufsbench.methods.base import selector_class
+
+    assert LaplacianScore is selector_class("ls")
+    for name in methods.available_methods():
+        cls = selector_class(name)
+        assert getattr(methods, cls.__name__) is cls and cls.__name__ in dir(methods)
+    with pytest.raises(AttributeError):
+        methods.NoSuchSelector  # noqa: B018

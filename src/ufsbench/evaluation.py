@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
 
 from ufsbench.errors import UFSBenchError
 from ufsbench.numerics.exact_kmeans import kmeans_labels_per_seed
@@ -112,10 +113,16 @@ def score_labels(y, labels) -> tuple[float, dict[str, float]]:
                                          for norm in NMI_NORMALISATIONS}
 
 
-def clustering_scores(X, y, n_clusters: int, n_runs: int = 20, random_state: int = 0,
+def clustering_scores(X, y, n_clusters: int, n_runs: int = 20, random_state=0,
                       nmi: str = "max", init: str = "random", max_iter: int = 100
                       ) -> ClusteringScores:
-    """Score X's clustering quality: ``n_runs`` K-means runs, run i seeded with random_state + i."""
+    """Score X's clustering quality with ``n_runs`` K-means runs.
+
+    ``random_state``: an int seeds run i with random_state + i (the harness's protocol: the
+    runs, and so the scores, are the same for every subset evaluated with that seed); a
+    ``numpy.random.RandomState`` (or None, numpy's global one) draws the runs' seeds from it.
+    The seeds used are returned in ``ClusteringScores.seeds``.
+    """
     X = np.asarray(X, dtype=float)
     y = np.asarray(y).ravel()
     if nmi not in NMI_NORMALISATIONS:
@@ -129,7 +136,11 @@ def clustering_scores(X, y, n_clusters: int, n_runs: int = 20, random_state: int
         raise UFSBenchError(f"n_runs={n_runs} must be at least 1")
     if init not in KMEANS_INITS:
         raise UFSBenchError(f"unknown K-means init {init!r}; use one of {', '.join(KMEANS_INITS)}")
-    seeds = [int(random_state) + i for i in range(n_runs)]
+    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
+        seeds = [int(random_state) + i for i in range(n_runs)]
+    else:
+        rng = check_random_state(random_state)
+        seeds = [int(s) for s in rng.randint(np.iinfo(np.int32).max, size=n_runs)]
     acc, nmis = [], {norm: [] for norm in NMI_NORMALISATIONS}
     for labels in _seeded_runs(X, n_clusters, seeds, init, max_iter):
         a, n = score_labels(y, labels)
