@@ -8,6 +8,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from ufsbench import plots, stats
+from ufsbench.cli import _plot as _plot_cli
 from ufsbench.datasets import Dataset, load_dataset, make_synthetic
 from ufsbench.errors import UFSBenchError
 from ufsbench.runner import EvaluationProtocol, plan_tasks, run_sweep
@@ -224,7 +225,7 @@ def test_unknown_dataset_filter_names_what_is_stored(tmp_path):
 ])
 def test_cli_writes_png_and_pdf(store, tmp_path, kind, options, stems):
     out = tmp_path / "figs"
-    plots.cli_main([kind, "--results-dir", str(store), "--out", str(out), *options])
+    _plot_cli([kind, "--results-dir", str(store), "--out", str(out), *options])
     written = sorted(p.name for p in out.iterdir())
     assert written == sorted(f"{s}.{ext}" for s in stems for ext in ("png", "pdf"))
     for path in out.iterdir():
@@ -236,7 +237,7 @@ def test_cli_writes_png_and_pdf(store, tmp_path, kind, options, stems):
 @pytest.mark.parametrize("kind", ["counts", "sensitivity", "convergence", "pixels", "ranks"])
 def test_cli_on_empty_store_errors(tmp_path, kind):
     with pytest.raises(UFSBenchError, match="no results in"):
-        plots.cli_main([kind, "--results-dir", str(tmp_path / "none"), "--out", str(tmp_path)])
+        _plot_cli([kind, "--results-dir", str(tmp_path / "none"), "--out", str(tmp_path)])
 
 
 def test_counts_best5_summary_plots_the_best_run(frame):

@@ -25,7 +25,6 @@ per feature count: ``paper`` takes the best mean over the parameter grid (chosen
 
 from __future__ import annotations
 
-import argparse
 import base64
 import io
 import math
@@ -51,7 +50,7 @@ from ufsbench.report import (
     series_label,
 )
 from ufsbench.results import ResultStore, load_results, one_protocol
-from ufsbench.stats import RankTest, cliques, rank_methods, rank_table
+from ufsbench.stats import RankTest, cliques, rank_methods
 
 DEFAULT_OUT = Path("results") / "figures"
 PANEL_SIZE = (3.6, 2.9)  # inches per panel
@@ -195,7 +194,7 @@ def figure_png_base64(fig: Figure, dpi: int = 110) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _safe(name: str) -> str:
+def safe_stem(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(name))
 
 
@@ -364,11 +363,8 @@ def admm_figure(dataset: str = "digits", n_features: int = 20, max_iter: int = 3
     are fitted here (deterministic), so no stored results are needed.
     """
     from ufsbench.datasets import load_dataset
-    from ufsbench.methods import available_methods, make_selector
+    from ufsbench.methods import make_selector
 
-    if "kmufs" not in available_methods():
-        raise UFSBenchError("the K-means UFS selector (kmufs) is not available in this version; "
-                            "the ADMM plot needs it")
     data = load_dataset(dataset, data_dir=data_dir)
     m = min(int(n_features), data.n_features)
     fig, (ax,) = _panel_grid(1, size=(5.5, 3.8))
@@ -533,14 +529,14 @@ def standard_figures(df: pd.DataFrame, summary: str = "mean", download: bool = F
         iterative = sorted(convergence_records(df)["dataset"].unique())
     except UFSBenchError:
         iterative = []
-    specs += [FigureSpec("convergence", f"Objective per iteration on {d}", f"convergence_{_safe(d)}",
+    specs += [FigureSpec("convergence", f"Objective per iteration on {d}", f"convergence_{safe_stem(d)}",
                          lambda d=d: convergence_figure(df, d)) for d in iterative]
     specs += [FigureSpec("sensitivity", f"ACC of {m} on {d} over its grid",
-                         f"sensitivity_{_safe(d)}_{_safe(m)}_acc",
+                         f"sensitivity_{safe_stem(d)}_{safe_stem(m)}_acc",
                          lambda d=d, m=m: sensitivity_figure(df, d, m, "acc", summary))
               for (d, m), sub in df.groupby(["dataset", "method"], sort=True)
               if grid_parameters(sub, m)]
-    specs += [FigureSpec("pixels", f"Selected features on {d}", f"pixels_{_safe(d)}",
+    specs += [FigureSpec("pixels", f"Selected features on {d}", f"pixels_{safe_stem(d)}",
                          lambda d=d: pixels_figure(df, d, n_samples=pixel_samples,
                                                    download=download))
               for d in sorted(df["dataset"].unique()) if is_image_dataset(d)]
@@ -558,114 +554,6 @@ def write_figures(df: pd.DataFrame, out_dir, summary: str = "mean") -> list[Path
             continue
         written += save_figure(fig, out_dir, spec.stem)
     return written
-
-
-# -- command line ----------------------------------------------------------------------------
-def _common_options() -> argparse.ArgumentParser:
-    parent = argparse.ArgumentParser(add_help=False)
-    parent.add_argument("--results-dir", help="result store (default: $UFSBENCH_RESULTS, then "
-                                              "./results/runs)")
-    parent.add_argument("--out", default=str(DEFAULT_OUT),
-                        help=f"directory for the PNG and PDF files (default: {DEFAULT_OUT})")
-    parent.add_argument("--dataset", nargs="*", help="only these data sets")
-    parent.add_argument("--method", nargs="*", help="only these methods")
-    parent.add_argument("--summary", choices=list(SUMMARIES), default="mean")
-    return parent
-
-
-def _parser() -> argparse.ArgumentParser:
-    parent = _common_options()
-    parser = argparse.ArgumentParser(prog="ufsbench plot", description="figures (PNG + PDF) from "
-                                     "the result store")
-    sub = parser.add_subparsers(dest="kind", required=True, metavar="kind")
-    counts = sub.add_parser("counts", parents=[parent], help="ACC/NMI against the number of "
-                            "selected features, a panel per data set")
-    counts.add_argument("--metric", nargs="*", choices=list(METRICS), default=list(METRICS))
-    counts.add_argument("--rule", choices=list(RULES), default="paper")
-    sens = sub.add_parser("sensitivity", parents=[parent], help="heatmaps over the two main "
-                          "grid parameters, a panel per feature count")
-    sens.add_argument("--metric", choices=list(METRICS), default="acc")
-    sens.add_argument("--params", nargs=2, metavar="NAME", help="the two parameters to show "
-                      "(default: the first two of the method's grid)")
-    sens.add_argument("--counts", nargs="*", type=int, help="only these feature counts")
-    sub.add_parser("convergence", parents=[parent], help="objective value per iteration, a "
-                   "panel per method, a figure per data set")
-    admm = sub.add_parser("admm", parents=[parent], help="K-means UFS: ||V||_F per iteration, "
-                          "vanilla vs bi-linear ADMM (fits the selector; no stored results)")
-    admm.add_argument("--n-features", type=int, default=20)
-    admm.add_argument("--max-iter", type=int, default=300)
-    admm.add_argument("--data-dir")
-    pixels = sub.add_parser("pixels", parents=[parent], help="selected features painted over "
-                            "sample images (image data sets)")
-    pixels.add_argument("--counts", nargs="*", type=int, help="only these feature counts")
-    pixels.add_argument("--samples", nargs="*", type=int, help="sample indices to draw on "
-                        "(default: the first image of each of the first two classes)")
-    pixels.add_argument("--rule", choices=list(RULES), default="paper")
-    pixels.add_argument("--data-dir")
-    ranks = sub.add_parser("ranks", parents=[parent], help="mean ranks across data sets and a "
-                           "critical-difference diagram (Friedman + Nemenyi)")
-    ranks.add_argument("--metric", nargs="*", choices=list(METRICS), default=list(METRICS))
-    ranks.add_argument("--rule", choices=list(RULES), default="paper")
-    ranks.add_argument("--alpha", type=float, default=0.05, choices=[0.05, 0.1])
-    return parser
-
-
-def _figures(opts) -> list[tuple[str, Figure]]:
-    """(file stem, figure) pairs for the parsed command."""
-    if opts.kind == "admm":
-        dataset = (opts.dataset or ["digits"])[0]
-        return [(f"admm_{_safe(dataset)}_h{opts.n_features}",
-                 admm_figure(dataset, opts.n_features, opts.max_iter, opts.data_dir))]
-    df = results_frame(opts.results_dir, opts.dataset, opts.method)
-    datasets = sorted(df["dataset"].unique())
-    if opts.kind == "counts":
-        return [(f"counts_{m}", counts_figure(df, m, opts.rule, opts.summary))
-                for m in opts.metric]
-    if opts.kind == "convergence":
-        with_history = convergence_records(df)
-        return [(f"convergence_{_safe(d)}", convergence_figure(df, d))
-                for d in sorted(with_history["dataset"].unique())]
-    if opts.kind == "sensitivity":
-        pairs = [(d, m) for (d, m), sub in df.groupby(["dataset", "method"], sort=True)
-                 if grid_parameters(sub, m)]
-        if not pairs:
-            raise UFSBenchError("no stored method has a parameter grid with more than one value; "
-                                "run a method with a grid, e.g. `ufsbench run method=scfs`")
-        return [(f"sensitivity_{_safe(d)}_{_safe(m)}_{opts.metric}",
-                 sensitivity_figure(df, d, m, opts.metric, opts.summary, opts.params,
-                                    opts.counts)) for d, m in pairs]
-    if opts.kind == "pixels":
-        return [(f"pixels_{_safe(d)}", pixels_figure(df, d, opts.method, opts.counts, opts.samples,
-                                                    rule=opts.rule, data_dir=opts.data_dir))
-                for d in (opts.dataset or datasets)]
-    figures = []
-    for metric in opts.metric:
-        test = rank_methods(df, metric, opts.rule, opts.summary, opts.alpha)
-        print(f"{METRICS[metric]} ranks ({opts.rule} rule; 1 = best):\n"
-              f"{rank_table(test).round(2).to_string()}\n")
-        figures.append((f"ranks_{metric}", cd_figure(test, METRICS[metric])))
-    return figures
-
-
-def cli_main(args: list[str]) -> None:
-    """``ufsbench plot <kind> [options]``: write each figure as PNG and PDF into --out."""
-    opts = _parser().parse_args(args)
-    if opts.kind == "pixels" and not opts.dataset:
-        df = results_frame(opts.results_dir, None, opts.method)
-        opts.dataset = [d for d in sorted(df["dataset"].unique()) if is_image_dataset(d)]
-        if not opts.dataset:
-            raise UFSBenchError("no image data set in the store; pixel plots need one, e.g. "
-                                "`ufsbench run dataset=digits`")
-    if opts.kind == "admm":
-        from ufsbench.methods import available_methods
-
-        if "kmufs" not in available_methods():
-            print("ufsbench plot admm: skipped: the K-means UFS selector (kmufs) is not "
-                  "available in this version", file=sys.stderr)
-            return
-    for stem, fig in _figures(opts):
-        for path in save_figure(fig, opts.out, stem):
-            print(f"wrote {path}", file=sys.stderr)
 
 
 def is_image_dataset(dataset: str) -> bool:
