@@ -21,6 +21,11 @@ def other_gram(X, scale=1.0):
     return 2.0 * scale * (X @ X.T)
 
 
+def cached(func, X, **kwargs):
+    """``cached_call`` at the location ``ufsbench run`` uses ($UFSBENCH_CACHE, set per test)."""
+    return cache.cached_call(cache.default_location(), func, X, **kwargs)
+
+
 @pytest.fixture
 def X():
     return np.random.default_rng(0).normal(size=(30, 20))
@@ -33,8 +38,8 @@ def _fresh(tmp_path, monkeypatch):
 
 
 def test_second_call_is_a_hit_with_the_same_result(X, tmp_path):
-    first = cache.cached_call(counted_gram, X, min_cells=0, scale=3.0)
-    second = cache.cached_call(counted_gram, X, min_cells=0, scale=3.0)
+    first = cached(counted_gram, X, min_cells=0, scale=3.0)
+    second = cached(counted_gram, X, min_cells=0, scale=3.0)
     assert len(CALLS) == 1
     np.testing.assert_array_equal(first, 3.0 * (X @ X.T))
     np.testing.assert_array_equal(second, first)
@@ -42,24 +47,24 @@ def test_second_call_is_a_hit_with_the_same_result(X, tmp_path):
 
 
 def test_equal_data_in_another_array_shares_the_entry(X):
-    cache.cached_call(counted_gram, X, min_cells=0)
-    cache.cached_call(counted_gram, X.copy(), min_cells=0)
+    cached(counted_gram, X, min_cells=0)
+    cached(counted_gram, X.copy(), min_cells=0)
     assert len(CALLS) == 1
 
 
 def test_changed_data_or_parameters_recompute(X):
-    cache.cached_call(counted_gram, X, min_cells=0, scale=1.0)
-    cache.cached_call(counted_gram, X, min_cells=0, scale=2.0)
+    cached(counted_gram, X, min_cells=0, scale=1.0)
+    cached(counted_gram, X, min_cells=0, scale=2.0)
     X2 = X.copy()
     X2[0, 0] += 1e-12
-    out = cache.cached_call(counted_gram, X2, min_cells=0, scale=1.0)
+    out = cached(counted_gram, X2, min_cells=0, scale=1.0)
     assert len(CALLS) == 3
     np.testing.assert_array_equal(out, X2 @ X2.T)
 
 
 def test_functions_with_equal_arguments_do_not_collide(X):
-    a = cache.cached_call(counted_gram, X, min_cells=0)
-    b = cache.cached_call(other_gram, X, min_cells=0)
+    a = cached(counted_gram, X, min_cells=0)
+    b = cached(other_gram, X, min_cells=0)
     np.testing.assert_allclose(b, 2.0 * a)
 
 
@@ -100,25 +105,25 @@ def test_code_fingerprint_changes_with_the_code():
 def test_disabled_cache_always_computes_and_writes_nothing(X, tmp_path, monkeypatch, value):
     monkeypatch.setenv("UFSBENCH_CACHE", value)
     assert cache.cache_dir() is None
-    cache.cached_call(counted_gram, X, min_cells=0)
-    cache.cached_call(counted_gram, X, min_cells=0)
+    cached(counted_gram, X, min_cells=0)
+    cached(counted_gram, X, min_cells=0)
     assert len(CALLS) == 2
 
 
 def test_small_inputs_bypass_the_disk(X, tmp_path):
-    cache.cached_call(counted_gram, X, min_cells=X.size + 1)
-    cache.cached_call(counted_gram, X, min_cells=X.size + 1)
+    cached(counted_gram, X, min_cells=X.size + 1)
+    cached(counted_gram, X, min_cells=X.size + 1)
     assert len(CALLS) == 2
     assert not (tmp_path / "compute").exists()
 
 
 def test_few_samples_bypass_the_disk(X, tmp_path):
-    cache.cached_call(counted_gram, X, min_cells=0, min_samples=len(X) + 1)
-    cache.cached_call(counted_gram, X, min_cells=0, min_samples=len(X) + 1)
+    cached(counted_gram, X, min_cells=0, min_samples=len(X) + 1)
+    cached(counted_gram, X, min_cells=0, min_samples=len(X) + 1)
     assert len(CALLS) == 2
     assert not (tmp_path / "compute").exists()
-    cache.cached_call(counted_gram, X, min_cells=0, min_samples=len(X))
-    cache.cached_call(counted_gram, X, min_cells=0, min_samples=len(X))
+    cached(counted_gram, X, min_cells=0, min_samples=len(X))
+    cached(counted_gram, X, min_cells=0, min_samples=len(X))
     assert len(CALLS) == 3
 
 
@@ -134,8 +139,8 @@ def test_cheap_graph_builders_are_cached_from_their_sample_threshold(tmp_path):
     for n, stored in [(threshold - 1, False), (threshold, True)]:
         Xn = rng.normal(size=(n, 8))
         before = len(_entries(tmp_path / "compute"))
-        first = cache.cached_call(sparse_knn_graph, Xn, min_cells=0, k=3, weight="heat")
-        again = cache.cached_call(sparse_knn_graph, Xn, min_cells=0, k=3, weight="heat")
+        first = cached(sparse_knn_graph, Xn, min_cells=0, k=3, weight="heat")
+        again = cached(sparse_knn_graph, Xn, min_cells=0, k=3, weight="heat")
         assert (len(_entries(tmp_path / "compute")) > before) == stored
         direct = sparse_knn_graph(Xn, k=3, weight="heat")
         for S in (first, again):
@@ -147,7 +152,7 @@ def test_layouts_get_their_own_entries_and_their_own_results(tmp_path):
     X = np.random.default_rng(5).normal(size=(40, 30))
     F = np.asfortranarray(X)
     for data in (X, F, X, F):
-        np.testing.assert_array_equal(cache.cached_call(counted_gram, data, min_cells=0),
+        np.testing.assert_array_equal(cached(counted_gram, data, min_cells=0),
                                       counted_gram(data))
     assert len(_entries(tmp_path / "compute")) == 2
 
@@ -160,38 +165,38 @@ def test_default_location_is_the_user_cache(monkeypatch, tmp_path):
 
 def test_not_a_function_is_refused(X):
     with pytest.raises(UFSBenchError, match="needs a function"):
-        cache.cached_call("knn_graph", X)
+        cached("knn_graph", X)
 
 
 def test_thin_svd_is_cached_and_exact(X):
-    U, s, Vt = cache.thin_svd(X, min_cells=0)
-    U2, s2, Vt2 = cache.thin_svd(X, min_cells=0)
+    U, s, Vt = cache.thin_svd(X, cache.default_location(), min_cells=0)
+    U2, s2, Vt2 = cache.thin_svd(X, cache.default_location(), min_cells=0)
     assert U.shape == (30, 20) and Vt.shape == (20, 20)
     np.testing.assert_allclose((U * s) @ Vt, X, atol=1e-12)
     np.testing.assert_array_equal(s2, s)
 
 
 def test_clear_cache_forgets_entries(X):
-    cache.cached_call(counted_gram, X, min_cells=0)
+    cached(counted_gram, X, min_cells=0)
     cache.clear_cache()
-    cache.cached_call(counted_gram, X, min_cells=0)
+    cached(counted_gram, X, min_cells=0)
     assert len(CALLS) == 2
 
 
 def test_laplacian_score_reads_its_graph_from_the_cache(tmp_path, monkeypatch):
     """LS on data above the size threshold: same scores cached or not, and the graph is stored."""
     X = np.random.default_rng(1).normal(size=(60, cache.DEFAULT_MIN_CELLS // 60 + 1))
-    monkeypatch.setenv("UFSBENCH_CACHE", "off")
-    direct = make_selector("ls", n_clusters=3).fit(X).scores_
-    monkeypatch.setenv("UFSBENCH_CACHE", str(tmp_path / "compute"))
-    first = make_selector("ls", n_clusters=3).fit(X).scores_
+    direct = make_selector("ls", n_clusters=3).fit(X).scores_   # memory=None: nothing stored
+    assert not list(tmp_path.rglob("output.pkl"))
+    memory = str(tmp_path / "compute")
+    first = make_selector("ls", n_clusters=3, memory=memory).fit(X).scores_
     entries = list((tmp_path / "compute").rglob("output.pkl"))
-    second = make_selector("ls", n_clusters=3).fit(X).scores_
+    second = make_selector("ls", n_clusters=3, memory=memory).fit(X).scores_
     assert len(entries) == 1
     assert len(list((tmp_path / "compute").rglob("output.pkl"))) == 1
     np.testing.assert_array_equal(first, direct)
     np.testing.assert_array_equal(second, direct)
-    np.testing.assert_allclose(cache.cached_call(knn_graph, X, k=5, weight="heat", sigma=None),
+    np.testing.assert_allclose(cached(knn_graph, X, k=5, weight="heat", sigma=None),
                                knn_graph(X, k=5, weight="heat", sigma=None))
 
 
@@ -213,10 +218,10 @@ GRAPH_METHODS = {
 }
 
 
-def _fit_output(case: str, X):
+def _fit_output(case: str, X, memory=None):
     method = case.split("-")[0]
     selector = make_selector(method, n_features_to_select=5, n_clusters=3, random_state=0,
-                             **GRAPH_METHODS[case]).fit(X)
+                             memory=memory, **GRAPH_METHODS[case]).fit(X)
     scores = getattr(selector, "scores_", None)
     return np.asarray(scores if scores is not None else selector.support_)
 
@@ -240,12 +245,12 @@ def _entries(root):
 @pytest.mark.parametrize("case", sorted(GRAPH_METHODS))
 def test_graph_methods_give_identical_results_cache_off_cold_and_warm(
         case, graph_data, tmp_path, monkeypatch, cache_everything):
-    monkeypatch.setenv("UFSBENCH_CACHE", "off")
     direct = _fit_output(case, graph_data)
-    monkeypatch.setenv("UFSBENCH_CACHE", str(tmp_path / "compute"))
-    cold = _fit_output(case, graph_data)
+    assert not _entries(tmp_path)                            # memory=None caches nothing
+    memory = str(tmp_path / "compute")
+    cold = _fit_output(case, graph_data, memory)
     stored = _entries(tmp_path / "compute")
-    warm = _fit_output(case, graph_data)
+    warm = _fit_output(case, graph_data, memory)
     assert stored, f"{case} stored nothing in the cache"
     assert _entries(tmp_path / "compute") == stored          # the warm fit only reads
     np.testing.assert_array_equal(cold, direct)
@@ -272,25 +277,27 @@ def test_warm_fit_does_not_build_the_graph_again(case, module, builder, graph_da
     calls: list = []
     monkeypatch.setattr(f"{module}.{builder}",
                         _counting(getattr(sys.modules[module], builder), calls))
-    first = _fit_output(case, graph_data)
+    memory = str(tmp_path / "compute")
+    first = _fit_output(case, graph_data, memory)
     assert len(calls) == 1
-    second = _fit_output(case, graph_data)
+    second = _fit_output(case, graph_data, memory)
     assert len(calls) == 1
     np.testing.assert_array_equal(second, first)
-    monkeypatch.setenv("UFSBENCH_CACHE", "off")
-    np.testing.assert_array_equal(_fit_output(case, graph_data), first)
+    np.testing.assert_array_equal(_fit_output(case, graph_data), first)   # memory=None
     assert len(calls) >= 2      # computed again (UDFS: once more inside its cached first step)
 
 
 def test_grid_parameters_outside_the_graph_reuse_one_entry(graph_data, tmp_path, cache_everything):
     """A gamma sweep of UDFS builds its Laplacian (and first step) once; a new lam (part of L)
     builds new ones."""
-    make_selector("udfs", n_clusters=3, gamma=1e-2, max_iter=2).fit(graph_data)
+    memory = str(tmp_path / "compute")
+    make_selector("udfs", n_clusters=3, gamma=1e-2, max_iter=2, memory=memory).fit(graph_data)
     per_setting = len(_entries(tmp_path / "compute"))
     for gamma in (1.0, 1e2):
-        make_selector("udfs", n_clusters=3, gamma=gamma, max_iter=2).fit(graph_data)
+        make_selector("udfs", n_clusters=3, gamma=gamma, max_iter=2,
+                      memory=memory).fit(graph_data)
     assert len(_entries(tmp_path / "compute")) == per_setting >= 1
-    make_selector("udfs", n_clusters=3, lam=10.0, max_iter=2).fit(graph_data)
+    make_selector("udfs", n_clusters=3, lam=10.0, max_iter=2, memory=memory).fit(graph_data)
     assert len(_entries(tmp_path / "compute")) == 2 * per_setting
 
 
@@ -325,3 +332,51 @@ def test_key_of_nested_code_is_stable_and_sees_its_body():
         cache._closure_fingerprint(_compiled(source))
     assert cache._closure_fingerprint(_compiled(source)) != \
         cache._closure_fingerprint(_compiled(source.replace("x * 2", "x * 3")))
+
+
+def test_numerics_import_nothing_from_the_cache():
+    import pathlib
+
+    import ufsbench.numerics
+
+    root = pathlib.Path(ufsbench.numerics.__file__).parent
+    users = [p.name for p in root.glob("*.py") if "ufsbench.cache" in p.read_text()]
+    assert users == []
+
+
+def test_runner_gives_selectors_the_runs_cache_and_bounds_it(tmp_path, monkeypatch):
+    from ufsbench.datasets import make_synthetic
+    from ufsbench.runner import EvaluationProtocol, plan_tasks, run_sweep
+
+    monkeypatch.setitem(cache.cached_call.__kwdefaults__, "min_cells", 0)
+    monkeypatch.setitem(cache.cached_call.__kwdefaults__, "min_samples", 0)
+    monkeypatch.setenv("UFSBENCH_CACHE_LIMIT", "1")       # one byte: everything is trimmed
+    data = make_synthetic(n_samples=40, n_features=12, n_informative=3, n_clusters=3,
+                          random_state=0)
+    seen = []
+    real_fit = type(make_selector("ls"))._fit
+
+    def spy(self, X):
+        seen.append(self.memory)
+        return real_fit(self, X)
+
+    monkeypatch.setattr(type(make_selector("ls")), "_fit", spy)
+    cfg = {"name": "ls", "params": {}, "grid": {}, "default": {}}
+    tasks = plan_tasks(data, cfg, [5], EvaluationProtocol(n_runs=2), 0, tmp_path / "store")
+    run_sweep(data, tasks, n_jobs=1)
+    assert seen == [str(tmp_path / "compute")]
+    assert cache.cache_info()["entries"] == 0              # trimmed to the limit after the sweep
+
+
+def test_cache_command_shows_and_clears(tmp_path, X):
+    import subprocess
+    import sys
+
+    cached(counted_gram, X, min_cells=0)
+    env = {**__import__("os").environ, "UFSBENCH_CACHE": str(tmp_path / "compute")}
+    run = [sys.executable, "-m", "ufsbench.cli", "cache"]
+    info = subprocess.run([*run, "info"], capture_output=True, text=True, env=env, timeout=120)
+    assert info.returncode == 0 and "entries:  1" in info.stdout, info.stderr
+    clear = subprocess.run([*run, "clear"], capture_output=True, text=True, env=env, timeout=120)
+    assert clear.returncode == 0 and "cleared 1 entries" in clear.stdout
+    assert cache.cache_info()["entries"] == 0

@@ -20,18 +20,25 @@ The key is ``(function identity, function code, data checksum, parameters)``:
   a cached function must reach its ufsbench helpers by plain module-level names, or list them
   in a module-level ``__cache_callees__`` tuple of functions (fingerprinted the same way).
 
-Where: ``$UFSBENCH_CACHE`` if set, else ``<XDG cache or ~/.cache>/ufsbench/compute``.
-``UFSBENCH_CACHE=off`` (or ``0``/``none``) disables caching: every call computes directly.
+Caching is opt-in, as scikit-learn's ``memory=`` parameters are: every selector that builds such
+intermediates takes ``memory=None`` (compute directly; the default) or a directory or
+``joblib.Memory`` (read and write entries there), and passes it to :func:`cached_call`. The numerics
+import nothing from here. ``ufsbench run`` passes :func:`default_location`: ``$UFSBENCH_CACHE`` if
+set, else ``<XDG cache or ~/.cache>/ufsbench/compute`` (``UFSBENCH_CACHE=off``, ``0`` or ``none``
+turns it off), and after each sweep trims the cache to ``$UFSBENCH_CACHE_LIMIT`` bytes (default 10
+GB, least recently used entries first); ``ufsbench cache info`` and ``ufsbench cache clear`` show
+and empty it.
+
 Inputs smaller than ``min_cells`` entries are computed directly too: for them a disk round trip
-costs more than the computation (and unit tests on toy data would fill the disk for nothing).
-So are inputs with fewer than ``min_samples`` rows for the cheap graph builders of
-:data:`CHEAP_BUILDERS`: a kNN graph costs one O(n^2 d) Gram product, the key O(n d) hashing plus
-a fixed lookup, so below ~50 samples reading the graph costs as much as computing it.
+costs more than the computation (and unit tests on toy data would fill the disk for nothing). So are
+inputs with fewer than ``min_samples`` rows for the cheap graph builders of :data:`CHEAP_BUILDERS`:
+a kNN graph costs one O(n^2 d) Gram product, the key O(n d) hashing plus a fixed lookup, so below
+~50 samples reading the graph costs as much as computing it.
 
 Adopting it in a method (see ``ufsbench/methods/ls.py``)::
 
     from ufsbench.cache import cached_call
-    S = cached_call(knn_graph, X, k=k, weight="heat", sigma=None)   # instead of knn_graph(X, ...)
+    S = cached_call(self.memory, knn_graph, X, k=k, weight="heat", sigma=None)
 
 The cached function must be a module-level function of ``(X, **params)`` whose result depends on
 nothing else (no random state unless passed as a parameter).
@@ -54,6 +61,8 @@ from ufsbench.errors import UFSBenchError
 
 #: Inputs with fewer entries than this are computed directly (disk I/O would cost more).
 DEFAULT_MIN_CELLS = 100_000
+#: Bytes the cache keeps after a sweep unless ``$UFSBENCH_CACHE_LIMIT`` says otherwise.
+DEFAULT_SIZE_LIMIT = "10G"
 #: Cached functions whose whole cost is about one n x n x d Gram product plus O(n k) work (kNN
 #: graphs), and the fewest samples from which reading them back (an O(n d) sha256 of X plus a
 #: ~2 ms lookup) beats computing them. Measured (benchmarks/bench_ls.py --breakeven, column-major
@@ -89,7 +98,7 @@ def array_checksum(X: np.ndarray) -> str:
 
 
 def cache_dir() -> Path | None:
-    """Where cached results live: $UFSBENCH_CACHE, else the per-user cache; None when disabled."""
+    """Where ``ufsbench run`` caches: $UFSBENCH_CACHE, else the per-user cache; None when off."""
     env = os.environ.get("UFSBENCH_CACHE")
     if env is not None and env.strip().lower() in _OFF:
         return None
@@ -202,18 +211,36 @@ def min_samples_for(func: Callable) -> int:
     return CHEAP_BUILDERS.get(name, 0)
 
 
+def default_location() -> str | None:
+    """The ``memory`` ``ufsbench run`` gives every selector: :func:`cache_dir` as text."""
+    location = cache_dir()
+    return None if location is None else str(location)
+
+
+def memory_location(memory) -> str | None:
+    """The directory a selector's ``memory`` names: None (no caching), a path, or an object with
+    joblib.Memory's interface (its ``location``; None there also means no caching)."""
+    if memory is None or isinstance(memory, (str, os.PathLike)):
+        return None if memory is None else str(memory)   # no Memory built: it makes the folder
+    if not hasattr(memory, "cache"):
+        raise UFSBenchError(f"memory={memory!r} must be None, a directory or a joblib.Memory")
+    location = getattr(memory, "location", None)
+    return None if location is None else str(location)
+
+
 def uses_disk(func: Callable, X: np.ndarray, min_cells: int = DEFAULT_MIN_CELLS,
               min_samples: int | None = None) -> bool:
-    """Whether :func:`cached_call` goes through the disk for ``func`` on X (the rule in the
-    module doc): the cache is on, X has ``min_cells`` entries and ``min_samples`` rows."""
+    """Whether :func:`cached_call` with a cache location goes through the disk for ``func`` on
+    X (the rule in the module doc): X has ``min_cells`` entries and ``min_samples`` rows."""
     if min_samples is None:
         min_samples = min_samples_for(func)
-    return cache_dir() is not None and X.size >= min_cells and X.shape[0] >= min_samples
+    return X.size >= min_cells and X.shape[0] >= min_samples
 
 
-def cached_call(func: Callable, X: np.ndarray, *, min_cells: int = DEFAULT_MIN_CELLS,
+def cached_call(memory, func: Callable, X: np.ndarray, *, min_cells: int = DEFAULT_MIN_CELLS,
                 min_samples: int | None = None, **params) -> Any:
-    """``func(X, **params)``, read from the disk cache when the same data and parameters were seen.
+    """``func(X, **params)``, read from the cache at ``memory`` (a selector's ``memory``
+    parameter: None computes directly) when the same data and parameters were seen.
 
     ``params`` must be picklable plain values (numbers, strings, None, tuples); they are part of
     the key together with X's checksum and ``func``'s code. The disk is used only for inputs of
@@ -222,11 +249,22 @@ def cached_call(func: Callable, X: np.ndarray, *, min_cells: int = DEFAULT_MIN_C
     """
     if not callable(func):
         raise UFSBenchError(f"cached_call needs a function, got {func!r}; pass e.g. knn_graph")
+    location = memory_location(memory)
     X = np.asarray(X)
-    if not uses_disk(func, X, min_cells, min_samples):
+    if location is None or not uses_disk(func, X, min_cells, min_samples):
         return func(X, **params)
-    return _memorized(str(cache_dir()))(func, X, _closure_fingerprint(func), array_checksum(X),
-                                        dict(sorted(params.items())))
+    return _memorized(location)(func, X, _closure_fingerprint(func), array_checksum(X),
+                                dict(sorted(params.items())))
+
+
+def cached_seeded_call(memory, func: Callable, X: np.ndarray, random_state, **params) -> Any:
+    """``func(X, random_state=random_state, **params)`` through :func:`cached_call` when the
+    seed is an int (a seeded start, e.g. K-means or spectral clustering, is then a deterministic
+    function of the key); computed directly for None or a ``RandomState`` (not reproducible, or
+    state that a key cannot capture)."""
+    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
+        return cached_call(memory, func, X, random_state=int(random_state), **params)
+    return func(X, random_state=random_state, **params)
 
 
 def _thin_svd(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -234,13 +272,42 @@ def _thin_svd(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return U, s, Vt
 
 
-def thin_svd(X: np.ndarray, *, min_cells: int = DEFAULT_MIN_CELLS):
-    """Thin SVD ``U, s, Vt`` of X (min(n, d) singular triplets), cached on disk."""
-    return cached_call(_thin_svd, X, min_cells=min_cells)
+def thin_svd(X: np.ndarray, memory=None, *, min_cells: int = DEFAULT_MIN_CELLS):
+    """Thin SVD ``U, s, Vt`` of X (min(n, d) singular triplets), cached at ``memory``."""
+    return cached_call(memory, _thin_svd, X, min_cells=min_cells)
 
 
-def clear_cache() -> None:
-    """Delete every cached entry (the directory stays)."""
-    location = cache_dir()
+def _entries_dir(location) -> Path:
+    return Path(location) / "joblib"
+
+
+def cache_info(location=None) -> dict:
+    """Location, number of entries and bytes of the cache (default: :func:`cache_dir`)."""
+    location = location if location is not None else cache_dir()
+    if location is None:
+        return {"location": None, "entries": 0, "bytes": 0}
+    root = _entries_dir(location)
+    files = [p for p in root.rglob("*") if p.is_file()] if root.is_dir() else []
+    entries = {p.parent for p in files if p.name == "output.pkl"}
+    return {"location": str(location), "entries": len(entries),
+            "bytes": sum(p.stat().st_size for p in files)}
+
+
+def clear_cache(location=None) -> None:
+    """Delete every cached entry (the directory stays); default location :func:`cache_dir`."""
+    location = location if location is not None else cache_dir()
     if location is not None:
         _memory(str(location)).clear(warn=False)
+
+
+def size_limit() -> str | int:
+    """``$UFSBENCH_CACHE_LIMIT`` (bytes, or joblib's "10G"-style text), else 10 GB."""
+    value = os.environ.get("UFSBENCH_CACHE_LIMIT", DEFAULT_SIZE_LIMIT).strip()
+    return int(value) if value.isdigit() else value
+
+
+def bound_cache(location=None) -> None:
+    """Trim the cache to :func:`size_limit`, least recently used entries first."""
+    location = location if location is not None else cache_dir()
+    if location is not None and _entries_dir(location).is_dir():
+        _memory(str(location)).reduce_size(bytes_limit=size_limit())

@@ -32,6 +32,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ufsbench.cache import bound_cache, default_location
 from ufsbench.datasets import Dataset
 from ufsbench.errors import UFSBenchError
 from ufsbench.evaluation import NMI_NORMALISATIONS, clustering_scores, score_labels
@@ -214,9 +215,13 @@ def _kmeans_result(task: Task, X: np.ndarray, y: np.ndarray, selected) -> dict:
 
 
 def _fit(task: Task, X: np.ndarray, n_features: int | None, random_state: int):
+    # A selector that can cache its data-only intermediates (kNN graphs, SVDs) gets the run's
+    # cache: grid settings and later sweeps on the same data share them. Not part of the key:
+    # a cache hit is the same array.
+    memory = {"memory": default_location()} if "memory" in method_parameters(task.method) else {}
     selector = make_selector(task.method, n_features_to_select=n_features,
                              n_clusters=task.n_clusters, random_state=random_state,
-                             **task.params)
+                             **task.params, **memory)
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         # Recorded with the result instead of flooding a sweep's terminal (UFSOL's inner K-means,
@@ -576,6 +581,7 @@ def run_sweep(dataset: Dataset, tasks: list[Task], n_jobs: int | None = -1,
             bar.update()
     finally:
         bar.close()
+        bound_cache()
     stats["run"] = len(pending)
     return stats
 

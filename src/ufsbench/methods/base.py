@@ -38,7 +38,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, InvalidParameterError
+from sklearn.utils._param_validation import HasMethods, Interval, InvalidParameterError
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ufsbench.errors import UFSBenchError
@@ -46,6 +46,9 @@ from ufsbench.numerics import ranking_from_scores
 from ufsbench.numerics.sparsity import tie_groups
 
 DEFAULT_N_FEATURES = 50
+#: The constraint of a selector's ``memory`` parameter (opt-in disk cache of its data-only
+#: intermediates, see :mod:`ufsbench.cache`): None, a directory, or a joblib.Memory.
+MEMORY_CONSTRAINT = [None, str, HasMethods(["cache"])]
 
 
 class NonNumericInputError(UFSBenchError, TypeError):

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
-from ufsbench.methods.base import UFSSelector, register
+from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
 from ufsbench.numerics.graphs import sparse_knn_graph
 
 #: Entries (n x block width) of one column block in :func:`laplacian_scores`: 32 K float64 =
@@ -56,6 +56,9 @@ class LaplacianScore(UFSSelector):
     weight : "heat" (exp(-||x_i-x_j||^2 / sigma)) or "binary" (the t -> infinity limit).
     sigma : heat-kernel width; ``None`` uses the mean squared kNN distance, since sigma = 1
         underflows every weight to 0 on raw pixel data.
+    memory : None, str or joblib.Memory, default None
+        Where to cache the kNN graph (it depends on X, k, weight and sigma only); None computes
+        it on every fit.
     """
 
     _parameter_constraints = {
@@ -63,25 +66,28 @@ class LaplacianScore(UFSSelector):
         "k": [Interval(Integral, 1, None, closed="left")],
         "weight": [StrOptions({"heat", "binary"})],
         "sigma": [Interval(Real, 0, None, closed="neither"), None],
+        "memory": MEMORY_CONSTRAINT,
     }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, k=5,
-                 weight="heat", sigma=None):
+                 weight="heat", sigma=None, memory=None):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
         self.k = k
         self.weight = weight
         self.sigma = sigma
+        self.memory = memory
 
     def _fit(self, X):
         k = min(self.k, X.shape[0] - 1)
-        # The graph depends on X and (k, weight, sigma) only: read from the disk cache where
-        # that is cheaper than computing it (ufsbench.cache). Sparse (n k entries; built by a
+        # The graph depends on X and (k, weight, sigma) only: read from the disk cache at
+        # ``memory`` where that is cheaper than computing it (ufsbench.cache). Sparse (n k entries; built by a
         # neighbour search, no n x n matrix on large n). Built from X as passed: its Gram
         # product's round-off depends on the memory order, enough to flip near-tied neighbours
         # (lymphoma).
-        S = cached_call(sparse_knn_graph, X, k=k, weight=self.weight, sigma=self.sigma)
+        S = cached_call(self.memory, sparse_knn_graph, X, k=k, weight=self.weight,
+                        sigma=self.sigma)
         spread, smoothness = laplacian_scores(X, S)
         informative = spread > 1e-12 * max(spread.max(initial=0.0), 1.0)
         self.laplacian_scores_ = np.full(X.shape[1], np.inf)

@@ -4,7 +4,8 @@
 cheaper exact forms for the IRLS loops of RUFS and RSFS:
 
 * :func:`data_gram` / :func:`solve_with_gram`: when M = I only the diagonal r changes between
-  iterations, so X^T X is formed once per data set (``cached_call(data_gram, X)``) and each
+  iterations, so X^T X is formed once per data set (a selector may read it from its ``memory``
+  with ``cached_call(memory, data_gram, X)`` and pass it in) and each
   iteration pays only its d x d Cholesky (the same Gram and the same LAPACK call as the primal
   branch of ``solve_gram_plus_diag``: bitwise the same W for the same Gram).
 * :func:`solve_weighted_gram_plus_diag`: M = diag(m) > 0 changes every iteration (an l2,1 loss
@@ -20,33 +21,41 @@ from __future__ import annotations
 
 import numpy as np
 
-from ufsbench.cache import cached_call
 from ufsbench.numerics.irls import solve_psd, solve_push_through
 
 
 def data_gram(X: np.ndarray) -> np.ndarray:
-    """X^T X (d x d): a data-only product, meant for ``cached_call(data_gram, X)``."""
+    """X^T X (d x d): a data-only product, which a selector may cache."""
     return X.T @ X
 
 
 def data_outer_gram(X: np.ndarray) -> np.ndarray:
-    """X X^T (n x n): a data-only product, meant for ``cached_call(data_outer_gram, X)``."""
+    """X X^T (n x n): a data-only product, which a selector may cache."""
     return X @ X.T
 
 
-def ridge_solve(X: np.ndarray, B: np.ndarray, ratio: float, method: str = "auto") -> np.ndarray:
-    """W = (X^T X + ratio I)^{-1} X^T B (a uniform ridge: the first W-step of RUFS and RSFS)
-    from a Gram read from the disk cache: X^T X ("primal", d x d; bitwise the primal branch of
-    ``solve_gram_plus_diag``) or X X^T ("dual", n x n: W = X^T (X X^T + ratio I)^{-1} B, the
-    push-through identity with R = ratio I). "auto": primal when d <= n."""
-    n, d = X.shape
+def ridge_method(X: np.ndarray, method: str = "auto") -> str:
+    """The form :func:`ridge_solve` takes: "auto" is "primal" when d <= n, else "dual"."""
     if method == "auto":
-        method = "primal" if d <= n else "dual"
-    if method == "primal":
-        return solve_with_gram(cached_call(data_gram, X), X.T @ B, np.full(d, float(ratio)))
-    if method != "dual":
+        return "primal" if X.shape[1] <= X.shape[0] else "dual"
+    if method not in ("primal", "dual"):
         raise ValueError(f"unknown method {method!r}; use 'auto', 'primal' or 'dual'")
-    return X.T @ solve_with_gram(cached_call(data_outer_gram, X), B, np.full(n, float(ratio)))
+    return method
+
+
+def ridge_solve(X: np.ndarray, B: np.ndarray, ratio: float, method: str = "auto",
+                gram: np.ndarray | None = None) -> np.ndarray:
+    """W = (X^T X + ratio I)^{-1} X^T B (a uniform ridge: the first W-step of RUFS and RSFS)
+    from a Gram: X^T X ("primal", d x d; bitwise the primal branch of ``solve_gram_plus_diag``)
+    or X X^T ("dual", n x n: W = X^T (X X^T + ratio I)^{-1} B, the push-through identity with
+    R = ratio I). "auto": primal when d <= n. ``gram``: that form's Gram if the caller has it
+    (:func:`data_gram` / :func:`data_outer_gram` of X), else it is formed here."""
+    n, d = X.shape
+    if ridge_method(X, method) == "primal":
+        gram = data_gram(X) if gram is None else gram
+        return solve_with_gram(gram, X.T @ B, np.full(d, float(ratio)))
+    gram = data_outer_gram(X) if gram is None else gram
+    return X.T @ solve_with_gram(gram, B, np.full(n, float(ratio)))
 
 
 def solve_with_gram(gram: np.ndarray, XtB: np.ndarray, reg: np.ndarray) -> np.ndarray:
