@@ -26,16 +26,14 @@ def requires_data(*names: str):
     return pytest.mark.skipif(bool(missing), reason=f"data set file(s) {missing} not present")
 
 
-def fits_cache_off_cold_warm(method: str, X, cache_dir, monkeypatch, **params):
-    """``method`` fitted on X with the disk cache off, then cold and warm in ``cache_dir``:
+def fits_cache_off_cold_warm(method: str, X, cache_dir, **params):
+    """``method`` fitted on X with ``memory=None``, then cold and warm with ``memory=cache_dir``:
     (off, cold, warm) -- for tests that a cached step reproduces the direct fit bit for bit."""
     from ufsbench.methods import make_selector
 
-    monkeypatch.setenv("UFSBENCH_CACHE", "off")
     off = make_selector(method, **params).fit(X)
-    monkeypatch.setenv("UFSBENCH_CACHE", str(cache_dir))
-    cold = make_selector(method, **params).fit(X)
-    warm = make_selector(method, **params).fit(X)
+    cold = make_selector(method, memory=str(cache_dir), **params).fit(X)
+    warm = make_selector(method, memory=str(cache_dir), **params).fit(X)
     return off, cold, warm
 
 

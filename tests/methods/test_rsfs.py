@@ -132,7 +132,7 @@ def test_disk_cached_start_gives_the_same_fit(shape, tmp_path, monkeypatch):
     X = make_synthetic(n_samples=shape[0], n_features=shape[1], n_informative=6, n_clusters=3,
                        random_state=2).X
     kw = dict(n_clusters=3, random_state=5, max_iter=3)
-    direct, first, second = fits_cache_off_cold_warm("rsfs", X, tmp_path, monkeypatch, **kw)
+    direct, first, second = fits_cache_off_cold_warm("rsfs", X, tmp_path, **kw)
     assert any(tmp_path.rglob("*.pkl"))
     assert np.array_equal(first.scores_, second.scores_)
     assert np.array_equal(direct.scores_, first.scores_)
