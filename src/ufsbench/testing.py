@@ -79,3 +79,63 @@ def record_calls(monkeypatch, owner, name: str) -> list:
 
     monkeypatch.setattr(owner, name, recording)
     return calls
+
+
+def check_selector(selector, X, cache_dir=None) -> None:
+    """The contract every selector keeps, checked from what its class declares; a new method
+    gets these checks for free (tests/test_selector_contract.py runs them on every registered
+    selector). ``selector`` is unfitted, with the parameters to check; X has no constant column.
+    ``cache_dir``: a scratch directory for the ``memory`` check (skipped when None).
+
+    * the exact count: ``n_features_to_select`` distinct features (all of them for
+      ``selection_kind == "all"``), and ``transform`` keeps those columns;
+    * ranking methods: one score per feature, none NaN, and ``top_features(m)`` is the support;
+    * determinism: a clone fitted with the same ``random_state`` selects the same features
+      (and scores them the same);
+    * labels are never used: ``fit(X, y)`` selects what ``fit(X)`` selects;
+    * ``one_fit_serves_counts``: ``top_features(h)`` equals a refit at h;
+    * ``random_state_only_in_labels``: ``labels_for_seed(s)`` equals a fresh fit's labels;
+    * ``memory``: a fit caching at ``cache_dir`` (cold, then warm) selects what ``memory=None``
+      selects, scores included.
+    """
+    import numpy as np
+    from sklearn.base import clone
+
+    name = type(selector).__name__
+    X = np.asarray(X, dtype=float)
+    n, d = X.shape
+    fitted = clone(selector).fit(X)
+    support = fitted.get_support(indices=True)
+    m = d if fitted.selection_kind == "all" else fitted.n_features_to_select_
+    assert len(support) == m == len(set(support)), f"{name}: {len(support)} features, not {m}"
+    assert fitted.transform(X).shape == (n, m), f"{name}: transform keeps other columns"
+
+    def same_fit(other, what: str) -> None:
+        np.testing.assert_array_equal(other.get_support(indices=True), support,
+                                      err_msg=f"{name}: {what} selects other features")
+        if fitted.selection_kind == "ranking":
+            np.testing.assert_array_equal(other.scores_, fitted.scores_,
+                                          err_msg=f"{name}: {what} scores differently")
+
+    if fitted.selection_kind == "ranking":
+        assert fitted.scores_.shape == (d,) and not np.isnan(fitted.scores_).any(), \
+            f"{name}: scores_ must hold one number (not NaN) per feature"
+        np.testing.assert_array_equal(fitted.top_features(m), support)
+    same_fit(clone(selector).fit(X), "a second fit with the same random_state")
+    labels = np.random.default_rng(0).integers(0, 3, size=n)
+    same_fit(clone(selector).fit(X, labels), "a fit given labels")
+    if fitted.selection_kind == "subset" and fitted.one_fit_serves_counts:
+        for h in sorted({1, max(1, m // 2)}):
+            refit = clone(selector).set_params(n_features_to_select=h).fit(X)
+            np.testing.assert_array_equal(fitted.top_features(h),
+                                          refit.get_support(indices=True),
+                                          err_msg=f"{name}: top_features({h}) is not the refit")
+    if fitted.random_state_only_in_labels and getattr(fitted, "labels_", None) is not None:
+        for seed in (1, 2):
+            fresh = clone(selector).set_params(random_state=seed).fit(X)
+            np.testing.assert_array_equal(fitted.labels_for_seed(seed), fresh.labels_,
+                                          err_msg=f"{name}: labels_for_seed({seed})")
+    if cache_dir is not None and "memory" in selector.get_params():
+        for when in ("cold", "warm"):
+            cached = clone(selector).set_params(memory=str(cache_dir)).fit(X)
+            same_fit(cached, f"a {when} fit with memory={cache_dir}")
