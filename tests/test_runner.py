@@ -8,10 +8,13 @@ import time
 import numpy as np
 import pytest
 
-from ufsbench.datasets import load_dataset
+from ufsbench import runner
+from ufsbench.datasets import Dataset, load_dataset
+from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import UFSBenchError
+from ufsbench.methods.mcfs import MCFS
 from ufsbench.report import method_config
-from ufsbench.results import ResultStore, load_results
+from ufsbench.results import ResultStore, StoreWriteError, load_results
 from ufsbench.runner import (EvaluationProtocol, expand_grid, feature_counts_for, plan_tasks,
                              resolve_n_jobs, run_sweep)
 
@@ -274,7 +277,6 @@ def test_corrupted_subset_scores_are_recomputed(tmp_path):
 def _blob_dataset():
     """Four equal, well-separated blobs: DGUFS's L has a 4-fold top eigenvalue there (up to
     round-off), so the eigensolver's start picks the basis its labels come from."""
-    from ufsbench.datasets import Dataset
 
     rng = np.random.default_rng(0)
     y = np.repeat(np.arange(4), 10)
@@ -287,7 +289,6 @@ def _own_label_records(tmp_path, monkeypatch, reuse: bool) -> tuple[dict, int, l
     """The own_labels record of one DGUFS task, how many fits the runner made for it, and the
     start vectors of the labelling eigensolver's calls, in order."""
     import ufsbench.methods.dgufs as dgufs_module
-    import ufsbench.runner as runner
     from ufsbench.methods.dgufs import DGUFS
     from ufsbench.testing import record_calls
 
@@ -396,3 +397,129 @@ def test_dead_partials_of_subset_scores_and_failure_notes_are_cleaned(tmp_path):
         (directory / dead).write_text("{")
     run_sweep(data, plan_tasks(data, cfg, [5, 10], PROTOCOL, 0, tmp_path), n_jobs=1)
     assert not list(tmp_path.rglob("*.partial"))
+
+# -- a subset method declaring one_fit_serves_counts is fitted once per setting ----------------
+# MCFS is such a method (its LARS path for a count h is a prefix of the path for the largest
+# count); the records must be the ones per-count refits write (same subsets, same K-means
+# scores).
+MCFS_COUNTS = [5, 10, 20]
+MCFS_CONFIG = {"name": "mcfs", "params": {"k": 5}, "grid": {"weight": ["heat", "binary"]},
+          "default": {"weight": "heat"}}
+
+
+@pytest.fixture(scope="module")
+def mcfs_data():
+    # d > n: MCFS runs its implicit-Gram LARS path (the formed-Gram path is checked in its tests).
+    s = make_synthetic(n_samples=60, n_features=150, n_informative=6, n_clusters=3,
+                       separation=1.0, random_state=0)
+    return Dataset(name="syn60", X=s.X, y=s.y, checksum="sha256:syn60")
+
+
+@pytest.fixture(scope="module")
+def refit_records(mcfs_data, tmp_path_factory):
+    """The records of today's per-count refits (the method's declaration switched off)."""
+    results_dir = tmp_path_factory.mktemp("refit")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(MCFS, "one_fit_serves_counts", False)
+        _mcfs_sweep(mcfs_data, results_dir)
+    return _mcfs_records(results_dir)
+
+
+@pytest.fixture
+def fits(monkeypatch):
+    """(weight, n_features_to_select) of every fit the runner makes."""
+    made = []
+    real_fit = runner._fit
+
+    def counting_fit(task, X, n_features, random_state):
+        made.append((task.params["weight"], n_features))
+        return real_fit(task, X, n_features, random_state)
+
+    monkeypatch.setattr(runner, "_fit", counting_fit)
+    return made
+
+
+def _mcfs_sweep(mcfs_data, results_dir, counts=MCFS_COUNTS):
+    tasks = plan_tasks(mcfs_data, MCFS_CONFIG, counts, PROTOCOL, 0, results_dir)
+    return run_sweep(mcfs_data, tasks, n_jobs=1)
+
+
+def _mcfs_records(results_dir) -> dict:
+    """{(weight, n_features): record} of the K-means records."""
+    out = {}
+    for path in (results_dir / "syn60" / "mcfs").glob("*.json"):
+        record = json.loads(path.read_text())
+        out[(record["key"]["params"]["weight"], record["key"]["n_features"])] = record
+    return out
+
+
+def _assert_same_records(one, refit):
+    assert one.keys() == refit.keys() and len(one) == 2 * len(MCFS_COUNTS)
+    for key in refit:
+        for field in ("selected", "acc", "nmi", "kmeans_seeds"):
+            assert one[key][field] == refit[key][field], (key, field)
+
+
+def test_one_fit_per_setting_writes_the_refits_records(mcfs_data, tmp_path, fits,
+                                                      refit_records):
+    stats = _mcfs_sweep(mcfs_data, tmp_path / "one")
+    assert stats["records"] == 6
+    assert sorted(fits) == [("binary", 20), ("heat", 20)]   # one fit per setting, at max count
+    one = _mcfs_records(tmp_path / "one")
+    assert all(r["subset_from_one_fit"] and r["one_fit_n_features"] == 20 for r in one.values())
+    assert not any("subset_from_one_fit" in r for r in refit_records.values())
+    _assert_same_records(one, refit_records)
+    # Not nested truncations of one ranking: the comparison with refits has teeth.
+    assert any(not set(one[(w, a)]["selected"]) <= set(one[(w, b)]["selected"])
+               for w in ("heat", "binary") for a, b in ((5, 10), (10, 20)))
+
+
+def test_undeclared_subset_method_still_refits_per_count(mcfs_data, tmp_path, fits, monkeypatch):
+    monkeypatch.setattr(MCFS, "one_fit_serves_counts", False)
+    monkeypatch.setattr(MCFS, "_subset_for", lambda self, m: pytest.fail("must not be called"))
+    _mcfs_sweep(mcfs_data, tmp_path, counts=[5, 10])
+    assert sorted(fits) == [("binary", 5), ("binary", 10), ("heat", 5), ("heat", 10)]
+
+
+def test_rerun_resumes_after_a_crash_with_one_fit_for_what_is_left(mcfs_data, tmp_path, fits,
+                                                                   monkeypatch, refit_records):
+    real_result = runner._kmeans_result
+    scored = []
+
+    def crash_on_second_count(task, X, y, selected):
+        scored.append(len(selected))
+        if len(scored) == 2:
+            raise StoreWriteError("disk full (simulated)")
+        return real_result(task, X, y, selected)
+
+    monkeypatch.setattr(runner, "_kmeans_result", crash_on_second_count)
+    with pytest.raises(StoreWriteError):
+        _mcfs_sweep(mcfs_data, tmp_path / "one")
+    first = _mcfs_records(tmp_path / "one")
+    assert len(first) == 1   # the finished record was written at once
+    (done_key,) = first
+
+    monkeypatch.setattr(runner, "_kmeans_result", real_result)
+    fits.clear()
+    stats = _mcfs_sweep(mcfs_data, tmp_path / "one")
+    assert stats["records"] == 5
+    assert sorted(fits) == [("binary", 20), ("heat", 20)]
+    assert _mcfs_records(tmp_path / "one")[done_key] == first[done_key]   # not redone
+
+    # A missing smaller count alone is served by one fit at that count.
+    (tmp_path / "one" / "syn60" / "mcfs" / _path_of(tmp_path / "one", ("heat", 10))).unlink()
+    fits.clear()
+    assert _mcfs_sweep(mcfs_data, tmp_path / "one")["records"] == 1
+    assert fits == [("heat", 10)]
+    fits.clear()
+    assert _mcfs_sweep(mcfs_data, tmp_path / "one") == {"tasks": 2, "skipped": 2, "records": 0}
+    assert fits == []
+    _assert_same_records(_mcfs_records(tmp_path / "one"), refit_records)
+
+
+def _path_of(results_dir, key) -> str:
+    for path in (results_dir / "syn60" / "mcfs").glob("*.json"):
+        record = json.loads(path.read_text())
+        if (record["key"]["params"]["weight"], record["key"]["n_features"]) == key:
+            return path.name
+    raise AssertionError(f"no record {key}")
