@@ -398,13 +398,14 @@ def test_dead_partials_of_subset_scores_and_failure_notes_are_cleaned(tmp_path):
     run_sweep(data, plan_tasks(data, cfg, [5, 10], PROTOCOL, 0, tmp_path), n_jobs=1)
     assert not list(tmp_path.rglob("*.partial"))
 
+
 # -- a subset method declaring one_fit_serves_counts is fitted once per setting ----------------
 # MCFS is such a method (its LARS path for a count h is a prefix of the path for the largest
 # count); the records must be the ones per-count refits write (same subsets, same K-means
 # scores).
 MCFS_COUNTS = [5, 10, 20]
 MCFS_CONFIG = {"name": "mcfs", "params": {"k": 5}, "grid": {"weight": ["heat", "binary"]},
-          "default": {"weight": "heat"}}
+               "default": {"weight": "heat"}}
 
 
 @pytest.fixture(scope="module")
