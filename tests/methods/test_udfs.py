@@ -190,20 +190,19 @@ def test_dense_fit_matches_frozen_reference(data, gamma, lam):
 
 
 @pytest.mark.parametrize("solver", ["dense", "lowrank"])
-def test_cached_first_step_equals_direct(tmp_path, monkeypatch, solver):
-    from ufsbench import cache
-
+def test_cached_first_step_equals_direct(tmp_path, solver):
     X = make_synthetic(n_samples=400, n_features=250, n_informative=6, n_clusters=3,
                        random_state=3).X                             # 1e5 cells: cached
     if solver == "lowrank":
         X = X.reshape(100, 1000)
     kw = dict(n_clusters=3, gamma=1e-2, max_iter=4, tol=0.0, solver=solver)
-    monkeypatch.setenv("UFSBENCH_CACHE", "off")
-    direct = make_selector("udfs", **kw).fit(X)
-    monkeypatch.setenv("UFSBENCH_CACHE", str(tmp_path))
-    cold = make_selector("udfs", **kw).fit(X)
-    warm = make_selector("udfs", **kw).fit(X)
-    assert cache.cache_dir() == tmp_path and any(tmp_path.iterdir())
+    direct = make_selector("udfs", **kw).fit(X)                      # memory=None
+    assert not any(tmp_path.iterdir())
+    cold = make_selector("udfs", memory=str(tmp_path), **kw).fit(X)
+    stored = sorted(tmp_path.rglob("output.pkl"))
+    warm = make_selector("udfs", memory=str(tmp_path), **kw).fit(X)
+    assert len(stored) == 2                                          # L_loc and the first step
+    assert sorted(tmp_path.rglob("output.pkl")) == stored            # the warm fit only reads
     for sel in (cold, warm):
         if solver == "dense":                                        # bit for bit
             np.testing.assert_array_equal(sel.scores_, direct.scores_)

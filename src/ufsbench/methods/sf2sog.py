@@ -11,7 +11,7 @@ from scipy import linalg as sla
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
-from ufsbench.methods.base import UFSSelector, register
+from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
 from ufsbench.numerics import (eigh_largest, eigh_smallest, l20_project, laplacian,
                                orthonormal_polar, project_simplex_rows, ranking_from_scores,
                                row_norms, squared_distances, sym, top_rows)
@@ -211,6 +211,9 @@ class SF2SOG(UFSSelector):
     n_components : m, the number of projection columns (None = n_clusters).
     preprocess : "zscore", "unit" or "none".
     solver : "auto" (factored when d > n), "factored" or "dense"; see Speed.
+    memory : None, str or joblib.Memory, default None
+        Where to cache the prior graph S (it depends on the preprocessed X and k only); None
+        computes it on every fit.
     """
 
     selection_kind = "subset"
@@ -231,11 +234,12 @@ class SF2SOG(UFSSelector):
         # 0 would stop at the second iteration whether or not the support has settled.
         "patience": [Interval(Integral, 1, None, closed="left")],
         "solver": [StrOptions(set(SOLVERS))],
+        "memory": MEMORY_CONSTRAINT,
     }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, lam=1.0,
                  gamma=1.0, k=5, n_components=None, preprocess="zscore", max_iter=50,
-                 max_inner=30, tol=1e-6, patience=3, solver="auto"):
+                 max_inner=30, tol=1e-6, patience=3, solver="auto", memory=None):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -249,6 +253,7 @@ class SF2SOG(UFSSelector):
         self.tol = tol
         self.patience = patience
         self.solver = solver
+        self.memory = memory
 
     def _objective(self, Xc, W, Y, G, S):
         L = laplacian(sym(G))
@@ -292,7 +297,7 @@ class SF2SOG(UFSSelector):
         cand = varying if varying.size >= h else np.arange(d)
         Xc = Xp[:, cand]
         factored = self.solver == "factored" or (self.solver == "auto" and Xc.shape[1] > n)
-        S = cached_call(initial_graph, Xp, k=min(self.k, n - 1))
+        S = cached_call(self.memory, initial_graph, Xp, k=min(self.k, n - 1))
         G = S.copy()
         W = rows = None
         history, supports, stable = [], [], 0

@@ -10,7 +10,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
 from ufsbench.cache import cached_call
-from ufsbench.methods.base import UFSSelector, register
+from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
 from ufsbench.numerics import l21_reweight, orthonormal_polar, row_norms
 from ufsbench.numerics.irls import smoothed_l21_norm, solve_gram_plus_diag, solve_psd
 from ufsbench.numerics.triplet import ordinal_laplacian, sparse_triplet_weights
@@ -188,6 +188,16 @@ class SOCFSTriplet(SOCFS):
     building its graph; we do not (the SOCFS part has no such step). L_t is kept sparse
     (O(n k) entries, neighbours by a blockwise search on large n), so the W-step's
     X^T (I + alpha L_t) X costs O(n k d + n d^2) and no n x n matrix is formed.
+
+    Parameters
+    ----------
+    alpha : weight of the triplet regulariser (0 = plain SOCFS).
+    k : neighbours of the triplet graph (5).
+    memory : None, str or joblib.Memory, default None
+        Where to cache the triplet graph C (it depends on X and k only); None computes it on
+        every fit.
+
+    The other parameters are SOCFS's.
     """
 
     reconstructed = True  # the paper does not write the model; every report row says so
@@ -197,21 +207,24 @@ class SOCFSTriplet(SOCFS):
         # Weight of the triplet regulariser, e.g. 1.0; 0 is plain SOCFS.
         "alpha": [Interval(Real, 0, np.inf, closed="left")],
         "k": [Interval(Integral, 1, None, closed="left")],
+        "memory": MEMORY_CONSTRAINT,
     }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, lambda_=100.0,
                  lambda2=100.0, alpha=1.0, k=5, m=None, max_iter=50, inner_iter=50, tol=1e-7,
-                 eps=1e-8, center=True):
+                 eps=1e-8, center=True, memory=None):
         super().__init__(n_features_to_select=n_features_to_select, n_clusters=n_clusters,
                          random_state=random_state, lambda_=lambda_, lambda2=lambda2, m=m,
                          max_iter=max_iter, inner_iter=inner_iter, tol=tol, eps=eps,
                          center=center)
         self.alpha = alpha
         self.k = k
+        self.memory = memory
 
     def _graph_penalty(self, X):
         if self.alpha == 0:
             return None
         k = min(self.k, X.shape[0] - 1)
-        C = cached_call(sparse_triplet_weights, X, k=k, normalize=True)  # n k entries
+        # n k entries
+        C = cached_call(self.memory, sparse_triplet_weights, X, k=k, normalize=True)
         return float(self.alpha) * ordinal_laplacian(C)

@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
-from ufsbench.methods.base import UFSSelector, register
+from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
 from ufsbench.numerics import (eigh_smallest, knn_indices, l21_norm,
                                l21_reweight, laplacian, project_simplex_rows, row_norms,
                                smallest_eigvecs_diag_plus_lowrank, squared_distances, sym)
@@ -237,6 +237,12 @@ class SOGFS(UFSSelector):
       S, component counts) that can still flip on ulps. "dense": the reference path, dense
       n x n S and L_S, whole sorted rows, dense subset ``eigh`` for F.
 
+    Parameters
+    ----------
+    memory : None, str or joblib.Memory, default None
+        Where to cache the initial graph S and alpha (they depend on the preprocessed X, k,
+        neighbours and solver only); None computes them on every fit.
+
     Learned attributes: ``scores_``, ``projection_`` (W, d x m), ``similarity_`` (S),
     ``n_components_`` (connected components of S), ``component_labels_``, ``objective_history_``
     (objective (6) per outer iteration, with that iteration's lambda: not monotone since lambda
@@ -280,12 +286,13 @@ class SOGFS(UFSSelector):
         "preprocess": [StrOptions({"center_unit", "none"})],
         "w_solver": [StrOptions(set(W_SOLVERS))],
         "solver": [StrOptions(set(SOLVERS))],
+        "memory": MEMORY_CONSTRAINT,
     }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, gamma=1.0,
                  m=None, k=5, max_iter=50, inner_iter=1, tol=1e-5, eps=1e-8, lambda_init=None,
                  lambda_factor=2.0, neighbours="all", preprocess="center_unit", w_solver="auto",
-                 solver="fast"):
+                 solver="fast", memory=None):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -302,6 +309,7 @@ class SOGFS(UFSSelector):
         self.preprocess = preprocess
         self.w_solver = w_solver
         self.solver = solver
+        self.memory = memory
 
     def _graph(self, S: np.ndarray):
         """(S, L_S = D - (S + S^T)/2) (steps 2-3 of Algorithm 2): sparse CSR on the fast path.
@@ -342,8 +350,8 @@ class SOGFS(UFSSelector):
         full_sort = self.solver == "dense"
 
         # Initial S: problem (1) by the closed form (25) with alpha of Eq. (27).
-        alpha, local0, S = cached_call(initial_graph, X, k=k, neighbours=self.neighbours,
-                                       full_sort=full_sort)
+        alpha, local0, S = cached_call(self.memory, initial_graph, X, k=k,
+                                       neighbours=self.neighbours, full_sort=full_sort)
         lam = alpha if self.lambda_init is None else float(self.lambda_init)
         S_graph, L = self._graph(S)
         F = self._f_step(S_graph, L, c, None)[0]

@@ -10,7 +10,7 @@ from scipy import linalg as sla
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
-from ufsbench.methods.base import UFSSelector, register
+from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
 from ufsbench.numerics import knn_graph, l21_reweight, laplacian
 from ufsbench.numerics.irls import smoothed_l21_norm, solve_gram_plus_diag
 
@@ -119,6 +119,9 @@ class SPUFS(UFSSelector):
     eps : smoothing of the l2,1 norm.
     max_iter, tol : IRLS stopping rule.
     solver : "auto", "factored", "dual", "primal" or "dense" (= "primal"); see Speed.
+    memory : None, str or joblib.Memory, default None
+        Where to cache the kNN graph S (it depends on X, k and sigma only); None computes it on
+        every fit.
     """
 
     _parameter_constraints = {
@@ -132,10 +135,12 @@ class SPUFS(UFSSelector):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, np.inf, closed="left")],
         "solver": [StrOptions(set(SOLVERS))],
+        "memory": MEMORY_CONSTRAINT,
     }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
-                 beta=1.0, k=5, sigma=None, eps=1e-8, max_iter=100, tol=1e-6, solver="auto"):
+                 beta=1.0, k=5, sigma=None, eps=1e-8, max_iter=100, tol=1e-6, solver="auto",
+                 memory=None):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -147,6 +152,7 @@ class SPUFS(UFSSelector):
         self.max_iter = max_iter
         self.tol = tol
         self.solver = solver
+        self.memory = memory
 
     def _objective(self, X, W, L):
         """Smoothed objective of the BL9 model (the function IRLS does not increase)."""
@@ -173,7 +179,7 @@ class SPUFS(UFSSelector):
     def _fit(self, X):
         n, d = X.shape
         k = min(self.k, n - 1)
-        S = cached_call(knn_graph, X, k=k, weight="heat", sigma=self.sigma)
+        S = cached_call(self.memory, knn_graph, X, k=k, weight="heat", sigma=self.sigma)
         L = laplacian(S)
         metric = np.eye(n) + self.beta * L                      # X^T (I + beta L) X
         solver = self._resolve_solver(n, d)

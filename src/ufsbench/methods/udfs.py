@@ -9,9 +9,9 @@ import numpy as np
 from scipy import linalg as sla
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ufsbench.cache import cached_call
+from ufsbench.cache import cached_call, memory_location
 from ufsbench.errors import UFSBenchError
-from ufsbench.methods.base import UFSSelector, register
+from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
 from ufsbench.numerics import l21_reweight, row_norms
 from ufsbench.numerics.graphs import nearest_neighbors
 from ufsbench.numerics.irls import smoothed_l21_norm
@@ -46,16 +46,18 @@ def expected_row_sqnorms(vals: np.ndarray, V: np.ndarray, d: int, c: int) -> np.
     return null_lev + np.einsum("ij,ij->i", low, low)
 
 
-def first_step(X: np.ndarray, *, k: int, lam: float, solver: str, n_clusters: int):
+def first_step(X: np.ndarray, *, k: int, lam: float, solver: str, n_clusters: int,
+               location: str | None = None):
     """(M or B, E||w_1^i||^2, low_sum): the d x d M = X^T L_loc X ("dense") or its factor
     B (M = B B^T, "lowrank"), the rotation-averaged squared row norms of the first step's W
     (D_0 = I, :func:`expected_row_sqnorms`) and the sum of the c smallest eigenvalues of M.
 
     Depends on (X, k, lam, c) only, so a sweep over gamma reads it from the disk cache
     (``ufsbench.cache``) instead of repeating the full eigendecomposition for every gamma.
+    ``location`` is the cache directory (a plain path, part of the key) L_loc is read from.
     """
     d, c = X.shape[1], n_clusters
-    L = cached_call(local_discriminant_matrix, X, k=k, lam=lam)
+    L = cached_call(location, local_discriminant_matrix, X, k=k, lam=lam)
     if solver == "dense":
         factor = X.T @ (L @ X)                                       # M = X^T L X (d x d)
         factor = 0.5 * (factor + factor.T)
@@ -118,6 +120,12 @@ class UDFS(UFSSelector):
     matrix (``local_laplacian_`` is a ``scipy.sparse`` CSR matrix) and, for ``solver="dense"``,
     M = X^T (L_loc X) directly: no n x n array and no n x n eigendecomposition. Only the
     ``lowrank`` path (d > n, so n is small) factors L_loc = R R^T densely.
+
+    Parameters
+    ----------
+    memory : None, str or joblib.Memory, default None
+        Where to cache L_loc and the first step (they depend on X, k, lam, n_clusters and the
+        solver only); None computes them on every fit.
     """
 
     #: 1: scores within 1e-12 (relative) of each other are tied, ordered by a permutation seeded
@@ -142,10 +150,12 @@ class UDFS(UFSSelector):
         # eps > 0 keeps D_ii = 1 / (2 sqrt(||w^i||^2 + eps)) finite for zero rows of W.
         "eps": [Interval(Real, 0, np.inf, closed="neither")],
         "solver": [StrOptions({"auto", "dense", "lowrank"})],
+        "memory": MEMORY_CONSTRAINT,
     }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, gamma=1.0,
-                 lam=1.0, k=5, max_iter=50, tol=1e-6, eps=1e-8, solver="auto"):
+                 lam=1.0, k=5, max_iter=50, tol=1e-6, eps=1e-8, solver="auto",
+                 memory=None):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -156,6 +166,7 @@ class UDFS(UFSSelector):
         self.tol = tol
         self.eps = eps
         self.solver = solver
+        self.memory = memory
 
     def _check_clusters_fit_features(self, d: int) -> None:
         if self.n_clusters_ > d:
@@ -169,12 +180,14 @@ class UDFS(UFSSelector):
         # L_loc = sum_i S_i H (X~_i X~_i^T + lam I)^{-1} H S_i^T (Eqs. (4)-(9)): local sets are
         # x_i and its k nearest neighbours; only (k+1) x (k+1) blocks of X X^T are inverted,
         # and L_loc is sparse (at most n (k+1)^2 entries; no n x n matrix on large n).
-        L = cached_call(local_discriminant_matrix, X, k=min(self.k, n - 1), lam=float(self.lam))
+        L = cached_call(self.memory, local_discriminant_matrix, X, k=min(self.k, n - 1),
+                        lam=float(self.lam))
         self.local_laplacian_ = L
         solver = self.solver if self.solver != "auto" else ("lowrank" if d > n else "dense")
         # M (or its factor B) and the first step depend on (X, k, lam, c) only, not on gamma.
-        factor, sq, low_sum = cached_call(first_step, X, k=min(self.k, n - 1),
-                                          lam=float(self.lam), solver=solver, n_clusters=c)
+        factor, sq, low_sum = cached_call(self.memory, first_step, X, k=min(self.k, n - 1),
+                                          lam=float(self.lam), solver=solver, n_clusters=c,
+                                          location=memory_location(self.memory))
         history = [low_sum + self.gamma * float(np.sqrt(sq + self.eps).sum())]
         W = None
         if self.gamma > 0:

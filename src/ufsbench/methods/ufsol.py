@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
-from ufsbench.methods.base import UFSSelector, register
+from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
 from ufsbench.numerics import (knn_graph, l21_reweight, row_norms,
                                smallest_eigvecs_diag_plus_lowrank, sym)
 from ufsbench.numerics.exact_kmeans import kmeans_labels
@@ -224,6 +224,9 @@ class UFSOL(UFSSelector):
     max_iter, tol : stopping rule. n_init : K-means restarts per V-step.
     eigen_solver : "auto", "dense", "shift_invert" or "lanczos".
     normalize_c : the §4.3 normalisation of the triplet C (default True); False = raw Eq. (2).
+    memory : None, str or joblib.Memory, default None
+        Where to cache the graph term (X^T L X, or L for the n x n solvers; it depends on the
+        preprocessed X, graph, k, sigma and normalize_c only); None computes it on every fit.
     """
 
     #: 1: scores within 1e-12 (relative) of each other are tied, ordered by a permutation seeded
@@ -253,12 +256,13 @@ class UFSOL(UFSSelector):
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "eigen_solver": [StrOptions(set(EIGEN_SOLVERS))],
         "normalize_c": ["boolean"],
+        "memory": MEMORY_CONSTRAINT,
     }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
                  beta=1.0, graph="triplet", k=5, sigma=None, n_components=None,
                  preprocess="unit_norm", eps=1e-8, max_iter=40, tol=1e-6, n_init=10,
-                 eigen_solver="auto", normalize_c=True):
+                 eigen_solver="auto", normalize_c=True, memory=None):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -275,6 +279,7 @@ class UFSOL(UFSSelector):
         self.n_init = n_init
         self.eigen_solver = eigen_solver
         self.normalize_c = normalize_c
+        self.memory = memory
 
     # -- checks ------------------------------------------------------------------------------
     def _embedding_dim(self, d: int) -> int:
@@ -359,12 +364,12 @@ class UFSOL(UFSSelector):
         if gram:
             base = X.T @ X                                              # X^T I X
             if self.alpha_ > 0:
-                base += self.alpha_ * cached_call(graph_gram, X, graph=self.graph, k=k,
-                                                  sigma=self.sigma,
+                base += self.alpha_ * cached_call(self.memory, graph_gram, X, graph=self.graph,
+                                                  k=k, sigma=self.sigma,
                                                   normalize_c=bool(self.normalize_c))
         else:
-            L = (cached_call(ufsol_laplacian, X, graph=self.graph, k=k, sigma=self.sigma,
-                             normalize_c=bool(self.normalize_c))
+            L = (cached_call(self.memory, ufsol_laplacian, X, graph=self.graph, k=k,
+                             sigma=self.sigma, normalize_c=bool(self.normalize_c))
                  if self.alpha_ > 0 else np.zeros((n, n)))
             base = self.alpha_ * L + np.eye(n)                         # alpha L + I
         # Step 2: W0 = d2 distinct columns of the identity.
