@@ -383,6 +383,10 @@ def _run_subset_count(task: Task, store: ResultStore, X, y, m: int, fitted=None)
     written = 0
     selector, fit_time = (fitted[0], fitted[1]) if fitted is not None else (None, None)
     key = task.record_key(m, "kmeans")
+    if "kmeans" in task.protocol.scoring and store.needs(key) and \
+            selector_class(task.method).draws_per_run:
+        store.write_record(key, _draws_per_run_result(task, X, y, m))
+        return written + 1
     if "kmeans" in task.protocol.scoring and store.needs(key):
         selector, fit_time = _fit(task, X, m, task.seed)
         selected = np.flatnonzero(selector.get_support())
@@ -411,6 +415,29 @@ def _run_subset_count(task: Task, store: ResultStore, X, y, m: int, fitted=None)
                                      "env": _task_environment(task)})
         written += 1
     return written
+
+
+def _draws_per_run_result(task: Task, X, y, m: int) -> dict:
+    """The K-means record of a selector whose selection is a draw (``draws_per_run``): draw i
+    and K-means run i both seeded with the run's seed + i, so the runs' spread covers both
+    sources of randomness. ``selected`` is the first draw; every draw is kept."""
+    p = task.protocol
+    acc, nmis, draws, fit_time = [], {n: [] for n in NMI_NORMALISATIONS}, [], 0.0
+    start = time.perf_counter()
+    for seed in range(task.seed, task.seed + p.n_runs):
+        selector, seconds = _fit(task, X, m, seed)
+        fit_time += seconds
+        columns = np.flatnonzero(selector.get_support())
+        s = clustering_scores(X[:, columns], y, task.n_clusters, n_runs=1, random_state=seed,
+                              nmi=p.nmi, init=p.kmeans_init, max_iter=p.kmeans_max_iter)
+        acc.append(float(s.acc[0]))
+        for norm in NMI_NORMALISATIONS:
+            nmis[norm].append(float(s.nmi_all[norm][0]))
+        draws.append(columns)
+    return {"acc": acc, "nmi": nmis, "kmeans_seeds": list(range(task.seed, task.seed + p.n_runs)),
+            "selected": draws[0], "selected_per_run": draws, "fit_time": fit_time / p.n_runs,
+            "eval_time": time.perf_counter() - start - fit_time, **_summary(selector),
+            "env": _task_environment(task)}
 
 
 def _own_label_runs(task: Task, X, m: int, seeds: list[int], selector, fit_time):

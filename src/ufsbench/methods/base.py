@@ -102,6 +102,10 @@ class UFSSelector(SelectorMixin, BaseEstimator):
     #: 0 = exact comparison, ties by index; a method sets it where its scores tie up to
     #: round-off in large groups (the model then has no preference inside the group).
     score_tie_rtol: ClassVar[float] = 0.0
+    #: True when the selection is itself a random draw (a chance baseline): the runner then
+    #: evaluates a fresh draw per K-means run, draw i and run i both seeded with the run's
+    #: seed + i, so a record's spread covers both sources of randomness.
+    draws_per_run: ClassVar[bool] = False
     #: True for a model rebuilt without the paper's full text or code (not a faithful
     #: reproduction): reports mark its rows "[reconstructed]".
     reconstructed: ClassVar[bool] = False
