@@ -31,7 +31,7 @@ import importlib
 import inspect
 import pkgutil
 import warnings
-from numbers import Integral
+from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
@@ -46,6 +46,10 @@ from ufsbench.numerics import ranking_from_scores
 from ufsbench.numerics.sparsity import tie_groups
 
 DEFAULT_N_FEATURES = 50
+#: Constraints that most selectors' parameters share (``_parameter_constraints`` values).
+POSITIVE = [Interval(Real, 0, None, closed="neither")]
+NON_NEGATIVE = [Interval(Real, 0, None, closed="left")]
+POSITIVE_INT = [Interval(Integral, 1, None, closed="left")]
 #: The constraint of a selector's ``memory`` parameter (opt-in disk cache of its data-only
 #: intermediates, see :mod:`ufsbench.cache`): None, a directory, or a joblib.Memory.
 MEMORY_CONSTRAINT = [None, str, HasMethods(["cache"])]
