@@ -5,7 +5,7 @@ import pytest
 
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
-from ufsbench.testing import assert_same_partition
+from ufsbench.testing import assert_same_partition, fits_cache_off_cold_warm
 
 
 @pytest.fixture(scope="module")
@@ -224,17 +224,11 @@ def test_symmetric_block_split_equals_dense_split(block_cells):
     np.testing.assert_allclose(minus, neg_part(M) @ F, rtol=1e-13, atol=1e-13)
 
 
-def test_cached_start_equals_direct_start(data, tmp_path, monkeypatch):
-    from ufsbench import cache
-
+def test_cached_start_equals_direct_start(data, tmp_path):
     X = np.tile(data.X, (1, 20))                                     # 90 x 1200 >= min_cells
     kw = dict(n_clusters=3, random_state=2, max_iter=3, tol=0.0)
-    monkeypatch.setenv("UFSBENCH_CACHE", "off")
-    direct = make_selector("ndfs", **kw).fit(X)
-    monkeypatch.setenv("UFSBENCH_CACHE", str(tmp_path))
-    cold = make_selector("ndfs", **kw).fit(X)
-    warm = make_selector("ndfs", **kw).fit(X)
-    assert cache.cache_dir() == tmp_path
+    direct, cold, warm = fits_cache_off_cold_warm("ndfs", X, tmp_path, **kw)
+    assert len(list(tmp_path.rglob("output.pkl"))) == 2              # the graph and the start
     for sel in (cold, warm):
         np.testing.assert_array_equal(sel.init_labels_, direct.init_labels_)
         np.testing.assert_array_equal(sel.scores_, direct.scores_)

@@ -124,7 +124,7 @@ def test_fit_equals_session_start_fit(request, which, solver, alpha, beta, nu):
 
 
 @pytest.mark.parametrize("shape", [(210, 480), (480, 210)])          # n x n and d x d forms
-def test_disk_cached_start_gives_the_same_fit(shape, tmp_path, monkeypatch):
+def test_disk_cached_start_gives_the_same_fit(shape, tmp_path):
     # >= 100,000 cells: the graph, spectral start and X^T X go through the disk cache; a second
     # fit reads them back and must reproduce the first bit for bit.
     from ufsbench.datasets.synthetic import make_synthetic

@@ -172,7 +172,7 @@ def test_fit_equals_session_start_fit(request, which, nu, alpha, beta):
 
 
 @pytest.mark.parametrize("shape", [(210, 480), (480, 210)])          # n x n and d x d forms
-def test_disk_cached_start_gives_the_same_fit(shape, tmp_path, monkeypatch):
+def test_disk_cached_start_gives_the_same_fit(shape, tmp_path):
     # >= 100,000 cells, so that the K-means start, the graph and X^T X go through the disk cache;
     # a second fit reads them back and must reproduce the first bit for bit.
     from ufsbench.datasets.synthetic import make_synthetic
@@ -186,14 +186,15 @@ def test_disk_cached_start_gives_the_same_fit(shape, tmp_path, monkeypatch):
     assert np.array_equal(direct.scores_, first.scores_)
 
 
-def test_unseeded_start_is_not_cached(data, monkeypatch):
+def test_unseeded_start_is_not_cached(data, tmp_path, monkeypatch):
     # random_state=None or a RandomState must never be served from the cache (not a key).
-    from ufsbench.numerics import seeded_cache
+    from ufsbench import cache
 
     calls = []
-    monkeypatch.setattr(seeded_cache, "cached_call", lambda *a, **k: calls.append(1))
+    monkeypatch.setattr(cache, "cached_call", lambda *a, **k: calls.append(1))
     rs = np.random.RandomState(0)
-    make_selector("rufs", n_clusters=3, random_state=rs, max_iter=2).fit(data.X)
+    make_selector("rufs", n_clusters=3, random_state=rs, max_iter=2,
+                  memory=str(tmp_path)).fit(data.X)
     assert calls == []
 
 
@@ -230,17 +231,16 @@ def test_fit_bitwise_equals_the_fit_before_the_exact_speed_ups(request, which, n
 
 
 @pytest.mark.parametrize("shape", [(210, 480), (480, 210)])          # n x n and d x d forms
-def test_first_steps_read_back_for_another_setting_with_the_same_ratio(shape, tmp_path,
-                                                                      monkeypatch):
+def test_first_steps_read_back_for_another_setting_with_the_same_ratio(shape, tmp_path):
     # Everything before the first G-step is cached by beta / alpha: a fit at another nu and
     # (alpha, beta) with the same ratio adds no cache entry and equals its fit without the cache
-    # bit for bit; another ratio adds exactly one entry (the start, graph and Gram are shared).
+    # bit for bit; another ratio adds exactly one entry (the start and the graph are shared).
     from ufsbench.datasets.synthetic import make_synthetic
 
     X = make_synthetic(n_samples=shape[0], n_features=shape[1], n_informative=6, n_clusters=3,
                        random_state=2).X
     kw = dict(n_clusters=3, random_state=5, max_iter=3)
-    monkeypatch.setenv("UFSBENCH_CACHE", str(tmp_path))
+    kw["memory"] = str(tmp_path)
     entries = lambda: len(list(tmp_path.rglob("output.pkl")))          # noqa: E731
     make_selector("rufs", nu=1.0, alpha=0.5, beta=0.25, **kw).fit(X)
     first = entries()
@@ -248,7 +248,7 @@ def test_first_steps_read_back_for_another_setting_with_the_same_ratio(shape, tm
     assert entries() == first
     make_selector("rufs", nu=1e3, alpha=1.0, beta=1.0, **kw).fit(X)
     assert entries() == first + 1
-    monkeypatch.setenv("UFSBENCH_CACHE", "off")
+    kw["memory"] = None
     direct = make_selector("rufs", nu=1e3, alpha=2.0, beta=1.0, **kw).fit(X)
     assert np.array_equal(warm.scores_, direct.scores_)
     assert warm.objective_history_ == direct.objective_history_

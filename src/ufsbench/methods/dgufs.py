@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
-from ufsbench.methods.base import UFSSelector, register
+from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
 from ufsbench.numerics import knn_graph, row_norms, sym
 from ufsbench.numerics.linalg import seeded_eigsh
 
@@ -227,6 +227,9 @@ class DGUFS(UFSSelector):
     mu, rho, mu_max : initial ADMM penalty, its growth factor and cap (Eq. (15)).
     max_iter, tol : iteration cap and inf-norm tolerance on Z - Y and L - M.
     row_sparse : use the row-sparse products (fast path) instead of the dense ones.
+    memory : None, str or joblib.Memory, default None
+        Where to cache the kNN graph S (it depends on X and k only); None computes it on
+        every fit.
 
     Attributes
     ----------
@@ -256,11 +259,12 @@ class DGUFS(UFSSelector):
         # 0 runs all max_iter iterations.
         "tol": [Interval(Real, 0, None, closed="left")],
         "row_sparse": ["boolean"],
+        "memory": MEMORY_CONSTRAINT,
     }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1e3,
                  beta=0.5, k=5, m_update="relaxed", gamma=0.005, mu=1.0, rho=1.1, mu_max=1e10,
-                 max_iter=50, tol=5e-7, row_sparse=True):
+                 max_iter=50, tol=5e-7, row_sparse=True, memory=None):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -275,6 +279,7 @@ class DGUFS(UFSSelector):
         self.max_iter = max_iter
         self.tol = tol
         self.row_sparse = row_sparse
+        self.memory = memory
 
     def _check_parameter_relations(self) -> None:
         # Eq. (15) lets the penalty only grow, up to mu_max: a cap below the start would
@@ -287,7 +292,7 @@ class DGUFS(UFSSelector):
         n, d = X.shape
         m, beta = self.n_features_to_select_, float(self.beta)
         k = min(self.k, n - 1)
-        S = cached_call(knn_graph, X, k=k, weight="binary")             # Eq. (3)
+        S = cached_call(self.memory, knn_graph, X, k=k, weight="binary")           # Eq. (3)
         Xt = X.T                                                        # paper layout, d x n
         rows = _ActiveRows(Xt, dense=not self.row_sparse)   # Y, Z, Lambda1 on their live rows
         L, M, Lam2 = np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n))

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
-from ufsbench.methods.base import UFSSelector, register
+from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
 from ufsbench.numerics import knn_graph, l21_norm, laplacian, orthonormal_polar, row_norms
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
 from ufsbench.numerics.prox import row_shrink
@@ -69,6 +69,9 @@ class EUFS(UFSSelector):
         at n ~ 600; NOT the default because the ADMM amplifies the changed round-off to ~1e-5
         relative in the scores at some grid points, as much as it amplifies a change of the
         memory order of X in the session-start code).
+    memory : None, str or joblib.Memory, default None
+        Where to cache the kNN heat-kernel graph (it depends on X and k, sigma only); None computes
+        it on every fit.
     """
 
     _parameter_constraints = {
@@ -87,11 +90,12 @@ class EUFS(UFSSelector):
         # 0 runs all max_iter iterations.
         "tol": [Interval(Real, 0, None, closed="left")],
         "graph_form": [StrOptions({"dense", "sparse"})],
+        "memory": MEMORY_CONSTRAINT,
     }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
                  beta=1.0, k=5, sigma=None, normalized_laplacian=False, mu0=1e-3, rho=1.1,
-                 mu_max=1e10, max_iter=300, tol=1e-7, graph_form="dense"):
+                 mu_max=1e10, max_iter=300, tol=1e-7, graph_form="dense", memory=None):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -106,6 +110,7 @@ class EUFS(UFSSelector):
         self.max_iter = max_iter
         self.tol = tol
         self.graph_form = graph_form
+        self.memory = memory
 
     def _check_parameter_relations(self) -> None:
         # mu = min(rho mu, mu_max) only grows: a cap below the start would shrink it at once.
@@ -114,8 +119,8 @@ class EUFS(UFSSelector):
                                 f"lower mu0 (e.g. 1e-3) or raise mu_max (e.g. 1e10)")
 
     def graph_laplacian(self, X: np.ndarray) -> np.ndarray:
-        S = cached_call(knn_graph, X, k=min(self.k, X.shape[0] - 1), weight="heat",
-                        sigma=self.sigma)
+        S = cached_call(self.memory, knn_graph, X, k=min(self.k, X.shape[0] - 1),
+                        weight="heat", sigma=self.sigma)
         return laplacian(S, normalized=self.normalized_laplacian)
 
     def objective(self, X, U, V, L) -> float:

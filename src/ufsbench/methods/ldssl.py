@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
-from ufsbench.methods.base import UFSSelector, register
+from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
 from ufsbench.numerics import knn_indices, row_norms, squared_distances
 from ufsbench.numerics.local_discriminant import local_discriminant_laplacian
 from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
@@ -97,6 +97,9 @@ class LDSSL(UFSSelector):
     solver : how an iteration's products with X are formed (same iterates up to round-off):
         "data" (thin products with X, O(n d q)), "gram" (X^T X and X^T L+- X formed once,
         O(d^2 q)), "auto" = "gram" when d <= n. Neither forms the n x d residual X - XWH.
+    memory : None, str or joblib.Memory, default None
+        Where to cache the local discriminant Laplacian (it depends on X and k, sigma, lam only); None computes
+        it on every fit.
     """
 
     reconstructed = True
@@ -117,11 +120,13 @@ class LDSSL(UFSSelector):
         # Damps the multiplicative W-step: 0 would freeze W, 1 is the undamped step.
         "eta": [Interval(Real, 0, 1, closed="right")],
         "solver": [StrOptions(set(SOLVERS))],
+        "memory": MEMORY_CONSTRAINT,
     }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
                  beta=1.0, rho=1.0, n_components=None, k=5, sigma=None, lam=1.0,
-                 preprocess="shift", max_iter=300, tol=1e-6, eta=0.25, solver="auto"):
+                 preprocess="shift", max_iter=300, tol=1e-6, eta=0.25, solver="auto",
+                 memory=None):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -137,9 +142,10 @@ class LDSSL(UFSSelector):
         self.tol = tol
         self.eta = eta
         self.solver = solver
+        self.memory = memory
 
     def _graph(self, X):
-        return cached_call(ldssl_graph, X, k=self.k, sigma=self.sigma, lam=self.lam)
+        return cached_call(self.memory, ldssl_graph, X, k=self.k, sigma=self.sigma, lam=self.lam)
 
     def _objective(self, X, W, H, L):
         XW = X @ W

@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
-from ufsbench.methods.base import UFSSelector, register
+from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
 from ufsbench.numerics import knn_graph, ranking_from_scores
 from ufsbench.numerics import graphs
 from ufsbench.numerics.lars import SparseLarsPath, lasso_lars_ridge_path
@@ -247,6 +247,12 @@ class MCFS(UFSSelector):
     * Fewer than h features with a non-zero score (K small, or h close to d): the support is
       padded with the zero-score features of lowest index (Cai's code pads likewise, with a
       warning).
+
+    Parameters
+    ----------
+    memory : None, str or joblib.Memory, default None
+        Where to cache the kNN graph (it depends on X and k, weight, sigma only); None computes
+        it on every fit.
     """
 
     selection_kind = "subset"
@@ -262,10 +268,11 @@ class MCFS(UFSSelector):
         "sigma": [Interval(Real, 0, None, closed="neither"), None],
         "n_eigenvectors": [Interval(Integral, 1, None, closed="left"), None],
         "ridge": [Interval(Real, 0, None, closed="left")],
+        "memory": MEMORY_CONSTRAINT,
     }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, k=5,
-                 weight="heat", sigma=None, n_eigenvectors=None, ridge=1e-3):
+                 weight="heat", sigma=None, n_eigenvectors=None, ridge=1e-3, memory=None):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -274,6 +281,7 @@ class MCFS(UFSSelector):
         self.sigma = sigma
         self.n_eigenvectors = n_eigenvectors
         self.ridge = ridge
+        self.memory = memory
 
     def _n_eigenvectors(self, n: int) -> int:
         """K, the number of eigenvectors: at most n - 1, as the constant one is dropped."""
@@ -290,7 +298,8 @@ class MCFS(UFSSelector):
         K = self._n_eigenvectors(n)
         # Large n: sparse graph and Lanczos eigenvectors (no n x n array, no O(n^3) eigh).
         graph = graphs.sparse_knn_graph if n >= graphs.SPARSE_MIN_SAMPLES else knn_graph
-        S = cached_call(graph, X, k=min(self.k, n - 1), weight=self.weight, sigma=self.sigma)
+        S = cached_call(self.memory, graph, X, k=min(self.k, n - 1), weight=self.weight,
+                        sigma=self.sigma)
         self.embedding_, self.eigenvalues_ = generalized_spectral_embedding(S, int(K))
         h = self.n_features_to_select_
         paths = spectral_lars_paths(X, self.embedding_, h, self.ridge)

@@ -11,8 +11,8 @@ import scipy.sparse as sp
 from scipy import linalg as sla
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ufsbench.cache import DEFAULT_MIN_CELLS, cache_dir, cached_call
-from ufsbench.methods.base import UFSSelector, register
+from ufsbench.cache import DEFAULT_MIN_CELLS, cached_call, memory_location
+from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
 from ufsbench.numerics import graphs, knn_graph, l21_reweight, laplacian, row_norms, sym
 from ufsbench.numerics.irls import SOLVER_METHODS, smoothed_l21_norm, solve_psd
 from ufsbench.numerics.nmf import multiplicative_step
@@ -171,6 +171,14 @@ class NDFS(UFSSelector):
     eigenvectors come from Lanczos, and the n x n M of Eq. (13) is never stored: the row blocks
     of its upper block triangle are formed one at a time (O(block x n) memory) when an iteration
     needs the sign split, which is element-wise in M (O(n^2 d)); Eq. (16) needs M F only.
+
+    Parameters
+    ----------
+    memory : None, str or joblib.Memory, default None
+        Where to cache the kNN graph and, for an integer
+        ``random_state``, the spectral start (it depends on X and k, sigma, n_clusters, init_offset and
+        the seed only); None computes
+        it on every fit.
     """
 
     #: 1: Eq. (16) as printed wherever its denominator is positive (revision 0: the sign-split
@@ -193,11 +201,12 @@ class NDFS(UFSSelector):
         "init_offset": [Interval(Real, 0, None, closed="neither")],
         "solver": [StrOptions(set(SOLVER_METHODS))],
         "update": [StrOptions({"auto", "split"})],
+        "memory": MEMORY_CONSTRAINT,
     }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
                  beta=1.0, gamma=1e8, k=5, sigma=None, max_iter=100, tol=1e-6, eps=1e-8,
-                 init_offset=0.2, solver="auto", update="auto"):
+                 init_offset=0.2, solver="auto", update="auto", memory=None):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -212,6 +221,7 @@ class NDFS(UFSSelector):
         self.init_offset = init_offset
         self.solver = solver
         self.update = update
+        self.memory = memory
 
     def objective(self, X, F, W, L) -> float:
         """J(F, W) of the docstring, the quantity recorded in ``objective_history_``."""
@@ -225,9 +235,9 @@ class NDFS(UFSSelector):
         with an integer seed a grid sweep reads them from the disk cache: the n x n eigensolve
         and the 10 K-means restarts run once per data set instead of once per grid point."""
         seed = self.random_state
-        if (isinstance(seed, (int, np.integer)) and cache_dir() is not None
+        if (isinstance(seed, (int, np.integer)) and memory_location(self.memory) is not None
                 and X.size >= DEFAULT_MIN_CELLS):
-            return cached_call(spectral_start, X, k=min(self.k, X.shape[0] - 1),
+            return cached_call(self.memory, spectral_start, X, k=min(self.k, X.shape[0] - 1),
                                sigma=self.sigma, large=large, n_clusters=self.n_clusters_,
                                random_state=int(seed), init_offset=float(self.init_offset))
         return spectral_soft_indicator(L, self.n_clusters_, seed, self.init_offset)
@@ -338,7 +348,8 @@ class NDFS(UFSSelector):
         method = SOLVER_METHODS[self.solver]
         large = n >= graphs.SPARSE_MIN_SAMPLES and method != "dual" and d <= n
         graph = graphs.sparse_knn_graph if large else knn_graph
-        S = cached_call(graph, X, k=min(self.k, n - 1), weight="heat", sigma=self.sigma)
+        S = cached_call(self.memory, graph, X, k=min(self.k, n - 1), weight="heat",
+                        sigma=self.sigma)
         L = laplacian(S, normalized=True)
         F, self.init_labels_ = self._start(X, L, large)
         primal = method == "primal" or (method == "auto" and d <= n)
@@ -369,6 +380,6 @@ def spectral_start(X: np.ndarray, *, k: int, sigma, large: bool, n_clusters: int
                    random_state: int, init_offset: float):
     """NDFS's start (F_0, labels) from X alone: spectral clustering on the kNN Laplacian."""
     graph = graphs.sparse_knn_graph if large else knn_graph
-    S = cached_call(graph, X, k=k, weight="heat", sigma=sigma)
+    S = graph(X, k=k, weight="heat", sigma=sigma)
     return spectral_soft_indicator(laplacian(S, normalized=True), n_clusters, random_state,
                                    init_offset)

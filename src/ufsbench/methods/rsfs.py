@@ -8,15 +8,14 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ufsbench.cache import cached_call
-from ufsbench.methods.base import UFSSelector, register
+from ufsbench.cache import cached_call, cached_seeded_call
+from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
 from ufsbench.numerics import knn_graph, l21_reweight, laplacian, row_norms
-from ufsbench.numerics.gram_solve import (data_gram, ridge_solve,
+from ufsbench.numerics.gram_solve import (data_gram, data_outer_gram, ridge_solve,
                                           solve_weighted_gram_plus_diag, solve_with_gram)
 from ufsbench.numerics.irls import SOLVER_METHODS, smoothed_l21_norm
 from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
 from ufsbench.numerics.prox import soft_threshold
-from ufsbench.numerics.seeded_cache import cached_seeded_call
 from ufsbench.numerics.spectral import (orthogonality_penalty, spectral_soft_indicator,
                                         unit_columns)
 
@@ -37,7 +36,7 @@ def rsfs_start(X: np.ndarray, k: int, sigma, n_clusters: int, random_state, init
     Y0 comes from the dense L exactly as before (dense subset eigh below SPARSE_MIN_SAMPLES);
     only the returned copy is sparse (the same entries: L has O(n k) non-zeros, and the
     iterations' L Y products cost O(n k c) instead of O(n^2 c))."""
-    S = cached_call(knn_graph, X, k=k, weight="heat", sigma=sigma)
+    S = knn_graph(X, k=k, weight="heat", sigma=sigma)
     L = row_normalised_laplacian(S)
     Y, labels = spectral_soft_indicator(L, n_clusters, random_state, init_offset)
     return sp.csr_matrix(L), Y, labels
@@ -80,6 +79,14 @@ class RSFS(UFSSelector):
       d x d W-step reuses the cached X^T X (only D changes), the n x n one forms X R^{-1} X^T by
       a symmetric rank-k product; the iterations multiply by the sparse L.
     * ``labels_`` = argmax of each row of Y.
+
+    Parameters
+    ----------
+    memory : None, str or joblib.Memory, default None
+        Where to cache the graph Laplacian with the spectral start
+        (for an integer ``random_state``) and the Gram X^T X or X X^T (it depends on X and k, sigma,
+        n_clusters, init_offset and the seed only); None computes
+        it on every fit.
     """
 
     _parameter_constraints = {
@@ -99,11 +106,12 @@ class RSFS(UFSSelector):
         # A zero entry of Y stays zero under multiplicative updates.
         "init_offset": [Interval(Real, 0, None, closed="neither")],
         "solver": [StrOptions(set(SOLVER_METHODS))],
+        "memory": MEMORY_CONSTRAINT,
     }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
                  beta=1.0, nu=1.0, gamma=1e8, k=5, sigma=None, max_iter=20, tol=1e-3, eps=1e-8,
-                 init_offset=0.2, solver="auto"):
+                 init_offset=0.2, solver="auto", memory=None):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -118,6 +126,7 @@ class RSFS(UFSSelector):
         self.eps = eps
         self.init_offset = init_offset
         self.solver = solver
+        self.memory = memory
 
     def objective(self, X, Y, W, Z, L) -> float:
         """The penalised objective of the docstring (``objective_history_``)."""
@@ -139,19 +148,20 @@ class RSFS(UFSSelector):
             reg = np.full(X.shape[1], ratio) if weights is None else ratio * weights
             return solve_with_gram(gram, X.T @ B, reg)
         if weights is None:
-            return ridge_solve(X, B, ratio, "dual")
+            return ridge_solve(X, B, ratio, "dual",
+                               gram=cached_call(self.memory, data_outer_gram, X))
         return solve_weighted_gram_plus_diag(X, B, ratio * weights, method="dual")
 
     def _fit(self, X):
         n, d = X.shape
         c = self.n_clusters_
         L, Y, self.init_labels_ = cached_seeded_call(
-            rsfs_start, X, self.random_state, k=min(self.k, n - 1), sigma=self.sigma,
+            self.memory, rsfs_start, X, self.random_state, k=min(self.k, n - 1), sigma=self.sigma,
             n_clusters=c, init_offset=self.init_offset)
         Lp, Lm = pos_part(L), neg_part(L)
         method = SOLVER_METHODS[self.solver]
         primal = method == "primal" or (method == "auto" and d <= n)
-        gram = cached_call(data_gram, X) if primal else None        # X^T X, once per data set
+        gram = cached_call(self.memory, data_gram, X) if primal else None        # X^T X, once per data set
         Z = np.zeros((n, c))
         weights = None                                               # D = I
         history = []

@@ -8,15 +8,14 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ufsbench.cache import cached_call
-from ufsbench.methods.base import UFSSelector, register
+from ufsbench.cache import cached_call, cached_seeded_call, memory_location
+from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
 from ufsbench.numerics import l21_reweight, laplacian, row_norms
 from ufsbench.numerics.graphs import sq_distances_at, nearest_neighbors, sparse_knn_graph
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
 from ufsbench.numerics.gram_solve import ridge_solve, solve_weighted_gram_plus_diag
 from ufsbench.numerics.irls import smoothed_l21_norm, smoothed_row_norms
 from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
-from ufsbench.numerics.seeded_cache import cached_seeded_call
 
 
 def local_learning_weights(X: np.ndarray, k: int = 5, lambda_r: float = 0.1,
@@ -76,7 +75,8 @@ def rufs_start(X: np.ndarray, n_clusters: int, random_state=None):
     return G, F
 
 
-def rufs_first_steps(X: np.ndarray, n_clusters: int, random_state, ratio: float, eps: float):
+def rufs_first_steps(X: np.ndarray, n_clusters: int, random_state, ratio: float, eps: float,
+                     start_memory: str | None = None):
     """(G0, F0, W0, W1, norms_r0): the start, the first uniform-ridge W0 = (X^T X + ratio I)^{-1}
     X^T G0, the first reweighted W-step W1 and the smoothed row norms of X - G0 F0 -- everything
     of a fit that precedes the first G-step. It depends on the data, the seed and ratio =
@@ -84,7 +84,7 @@ def rufs_first_steps(X: np.ndarray, n_clusters: int, random_state, ratio: float,
     per ratio (17 ratios on RUFS's 7 x 7 (alpha, beta) grid) and reads it back for every other
     setting; the formulas are those of the loop in ``RUFS._fit``, so the results are bitwise
     the same."""
-    G, F = cached_seeded_call(rufs_start, X, random_state, n_clusters=n_clusters)
+    G, F = cached_seeded_call(start_memory, rufs_start, X, random_state, n_clusters=n_clusters)
     W0 = ridge_solve(X, G, ratio)
     q_h = 0.5 / smoothed_row_norms(X @ W0 - G, eps)
     W1 = solve_weighted_gram_plus_diag(X, q_h[:, None] * G, ratio * l21_reweight(W0, eps), q_h)
@@ -163,6 +163,11 @@ class RUFS(UFSSelector):
         (KMUFS Eq. (34) names; grid {1e-6, ..., 1e6}).
     k : neighbours of the graph (5); lambda_r : local kernel-ridge parameter (0.1);
     sigma : heat-kernel width (None: mean squared kNN distance).
+    memory : None, str or joblib.Memory, default None
+        Where to cache the graph and, for an integer ``random_state``,
+        the start and first W-steps (it depends on X and k, lambda_r, sigma, graph, n_clusters,
+        beta / alpha, eps and the seed only); None computes
+        it on every fit.
     """
 
     _parameter_constraints = {
@@ -184,11 +189,12 @@ class RUFS(UFSSelector):
         "tol": [Interval(Real, 0, None, closed="left")],
         # Keeps every reweighting 1 / (2 sqrt(||r_i||^2 + eps)) finite at a zero residual.
         "eps": [Interval(Real, 0, None, closed="neither")],
+        "memory": MEMORY_CONSTRAINT,
     }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, nu=1.0,
                  alpha=1.0, beta=1.0, k=5, graph="local_learning", lambda_r=0.1, sigma=None,
-                 zeta=1e7, exponent=0.25, max_iter=20, tol=1e-6, eps=1e-8):
+                 zeta=1e7, exponent=0.25, max_iter=20, tol=1e-6, eps=1e-8, memory=None):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -204,15 +210,16 @@ class RUFS(UFSSelector):
         self.max_iter = max_iter
         self.tol = tol
         self.eps = eps
+        self.memory = memory
 
     def graph_matrix(self, X: np.ndarray) -> sp.csr_matrix:
         """The n x n PSD regulariser L of the nu-term (local learning or normalised kNN), sparse
         (CSR): both have O(n k^2) entries, so large n needs no n x n array."""
         k = min(self.k, X.shape[0] - 1)
         if self.graph == "local_learning":
-            return cached_call(local_learning_matrix, X, k=k, lambda_r=self.lambda_r,
+            return cached_call(self.memory, local_learning_matrix, X, k=k, lambda_r=self.lambda_r,
                                sigma=self.sigma)
-        S = cached_call(sparse_knn_graph, X, k=k, weight="heat", sigma=self.sigma)
+        S = cached_call(self.memory, sparse_knn_graph, X, k=k, weight="heat", sigma=self.sigma)
         return laplacian(S, normalized=True)
 
     def objective(self, X, G, F, W, L) -> float:
@@ -242,8 +249,9 @@ class RUFS(UFSSelector):
         # Everything before the first G-step (G0, F0, W0 = (X^T X + (beta/alpha) I)^{-1} X^T G0
         # as Qian's code, the first W-step W1) depends on the data, the seed and beta / alpha
         # only: computed once per ratio in a sweep, read from the disk cache afterwards.
-        G, F, W, W1, norms_r = cached_seeded_call(rufs_first_steps, X, self.random_state,
-                                                  n_clusters=c, ratio=beta / alpha, eps=eps)
+        G, F, W, W1, norms_r = cached_seeded_call(
+            self.memory, rufs_first_steps, X, self.random_state, n_clusters=c,
+            ratio=beta / alpha, eps=eps, start_memory=memory_location(self.memory))
 
         # Smoothed row norms of the current X - G F and X W - G: every reweighting
         # 1 / (2 sqrt(||r_i||^2 + eps)) below is 0.5 / these (bitwise l21_reweight), and the
