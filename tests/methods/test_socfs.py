@@ -93,7 +93,7 @@ def test_finite_on_high_dimensional_input():
     assert set(sel.ranking_[:2]) <= set(ds.informative)
 
 
-# -- exact fast paths against the previous computation -----------------------------------------
+# -- exact fast paths against the plain computation --------------------------------------------
 @pytest.mark.parametrize("shape", [(40, 12), (20, 50)])
 @pytest.mark.parametrize("kind", ["none", "sparse"])
 def test_regression_step_equals_solve_gram_plus_diag(shape, kind):
@@ -114,8 +114,8 @@ def test_regression_step_equals_solve_gram_plus_diag(shape, kind):
 
 
 def _reference_socfs(sel, X, P=None):
-    """Frozen copy of the SOCFS loop of commit 0df8ac1 (X^T M X formed every outer iteration,
-    X W B inside the inner loop): (W, objective history)."""
+    """Reference SOCFS loop written plainly (X^T M X formed every outer iteration, X W B inside
+    the inner loop): (W, objective history)."""
     import scipy.sparse as sp
 
     from ufsbench.numerics.irls import smoothed_l21_norm
@@ -151,7 +151,7 @@ def _reference_socfs(sel, X, P=None):
     ("socfs", dict(lambda_=100.0)), ("socfs", dict(lambda_=1e-4)),
     ("socfs_triplet", dict(lambda_=1.0, alpha=1e2)), ("socfs_triplet", dict(lambda_=1e4, alpha=1.0))])
 @pytest.mark.parametrize("d", [15, 70])
-def test_fit_equals_previous_computation(method, params, d):
+def test_fit_equals_reference_computation(method, params, d):
     # Hoisting X^T M X and X W B must not change a single bit of the fit (d <= n and d > n).
     rng = np.random.default_rng(8)
     X = rng.standard_normal((50, d)) + np.repeat(rng.standard_normal((3, d)), [20, 15, 15], 0)

@@ -322,8 +322,8 @@ def _jaccard_top(a, b, t):
 def test_fit_unchanged_by_round_off_in_the_data_when_d_exceeds_n(seed):
     """d = 120 > n = 40 with an initial S of 4 components: gamma is an eigenvalue of the first
     W-step's G of multiplicity > m, 3 of whose directions come from the reduced problem a few ulps
-    off gamma. A 1e-15 change of X must not move the cut (before the tie tolerance: top-20
-    Jaccard 0.6-0.9, scores moved by up to 0.85)."""
+    off gamma. A 1e-15 change of X must not move the cut (compared without the tie tolerance:
+    top-20 Jaccard 0.6-0.9, scores move by up to 0.85)."""
     X, _ = _blobs(n_per=10, d=120, c=4, seed=seed, sep=1.0)
     rng = np.random.default_rng(seed)
     a = make_selector("sogfs", n_clusters=4).fit(X)
@@ -351,8 +351,8 @@ def test_first_w_step_unchanged_by_round_off_in_the_graph():
 @pytest.mark.slow
 def test_orl_top100_unchanged_by_round_off_in_the_data(monkeypatch):
     """orl (400 x 1024): the first W-step cut lies inside an eigenvalue of multiplicity 634. Data
-    perturbed by 1e-14 (relative) gives the same top-100 features (before the tie tolerance:
-    Jaccard 0.89, scores moved by up to 0.96). About 15 s."""
+    perturbed by 1e-14 (relative) gives the same top-100 features (without the tie tolerance:
+    Jaccard 0.89, scores move by up to 0.96). About 15 s."""
     import os
     from ufsbench.datasets import load_dataset
     monkeypatch.setenv("UFSBENCH_DATA", os.environ.get("UFSBENCH_DATA", "/work/shared/datasets"))
@@ -378,8 +378,8 @@ def _classes_of_two_subgroups(seed=1, d=30, n_per=6):
 def test_fit_does_not_depend_on_the_eigensolvers_basis_of_a_cut_null_space(monkeypatch):
     """An initial S with more components than c (JAFFE at k = 5: 15 for c = 10) makes F of
     problem (14) a c-dimensional part of a larger null space; the part must not be the
-    eigensolver's choice (it followed the CPU's BLAS kernel), or the first S-step and the
-    selection move with it (by up to 5e-3 in the scores here before SOGFS revision 1)."""
+    eigensolver's choice (it follows the CPU's BLAS kernel), or the first S-step and the
+    selection move with it (by up to 5e-3 in the scores here with an eigensolver's F)."""
     from scipy.stats import ortho_group
 
     from ufsbench.numerics import connected_components_count
@@ -407,8 +407,8 @@ def test_fit_does_not_depend_on_the_eigensolvers_basis_of_a_cut_null_space(monke
 
 def test_round_off_in_the_data_does_not_reorder_unit_norm_rows_at_large_gamma():
     """At gamma = 1000 the m rows W keeps are coordinate axes with norm 1 up to an ulp: their
-    order, and so any top-h below m, used to follow round-off (the BLAS kernel on JAFFE). Now
-    they are tied, in an order seeded by random_state, not by index."""
+    order, and so any top-h below m, compared exactly follows round-off (the BLAS kernel on
+    JAFFE). They are tied, in an order seeded by random_state, not by index."""
     ds = make_synthetic(n_samples=40, n_features=120, n_informative=5, n_clusters=3,
                         random_state=1)
     fit = dict(n_clusters=3, gamma=1000.0, max_iter=5, random_state=0)

@@ -158,7 +158,7 @@ def test_large_n_fit_forms_no_n_by_n_array():
 
 
 def reference_dense_scores(X, c, gamma, lam, max_iter=50, tol=1e-6, eps=1e-8):
-    """Frozen dense iteration of commit 0df8ac1: full eigh of M for the first step, then one
+    """Reference dense iteration written plainly: full eigh of M for the first step, then one
     subset eigh of M + gamma D per iteration."""
     from ufsbench.methods.udfs import NULL_TOL, local_discriminant_matrix
     from ufsbench.numerics import eigh_smallest, l21_reweight
@@ -215,8 +215,8 @@ def test_cached_first_step_equals_direct(tmp_path, solver):
 @pytest.mark.parametrize("solver", ["dense", "lowrank"])
 def test_unit_norm_rows_at_large_gamma_are_tied_in_a_seeded_order(solver):
     """At gamma = 1e6, W^T W = I_c puts W on c coordinate axes: c row norms of 1 up to an ulp,
-    whose order used to follow round-off (ORL across BLAS kernels). They are tied now, in an
-    order seeded by random_state, and a 1e-15 perturbation of the data does not reorder them."""
+    whose order compared exactly follows round-off (ORL across BLAS kernels). They are tied, in
+    an order seeded by random_state, and a 1e-15 perturbation of the data does not reorder them."""
     ds = make_synthetic(n_samples=40, n_features=120, n_informative=5, n_clusters=3,
                         random_state=1)
     fit = dict(n_clusters=3, gamma=1e6, lam=1.0, random_state=0, solver=solver)

@@ -283,10 +283,10 @@ def test_raw_triplet_weights_option_indefinite_path():
     assert not np.allclose(default.scores_, fits[0].scores_)
 
 
-# -- exact fast paths against the previous computation -----------------------------------------
+# -- exact fast paths against the plain computation --------------------------------------------
 def _reference_fit(sel, X):
-    """Frozen copy of the fit loop of commit 0df8ac1 (scikit-learn KMeans in the V-step, sym of
-    every M, X W recomputed, eigh_smallest): (scores, labels, objective history)."""
+    """Reference fit loop written plainly (scikit-learn KMeans in the V-step, sym of every M,
+    X W recomputed, eigh_smallest): (scores, labels, objective history)."""
     from sklearn.utils import check_random_state
 
     from ufsbench.numerics import eigh_smallest, l21_reweight, row_norms, sym
@@ -340,9 +340,9 @@ def _reference_fit(sel, X):
     ("triplet", 1.0, 1.0, "dense"), ("maxmargin", 1e-2, 1e2, "dense"),
     ("similarity", 1e2, 1e-4, "dense"), ("none", 1.0, 1e4, "dense"),
     ("triplet", 1e2, 1.0, "shift_invert"), ("maxmargin", 1.0, 1e-2, "shift_invert")])
-def test_fit_equals_previous_computation(graph, alpha, beta, solver):
+def test_fit_equals_reference_computation(graph, alpha, beta, solver):
     # The fast V-step (exact K-means, duplicate candidates skipped) and the loop's saved passes
-    # must give the fit of the previous code bit for bit (no round-off changes at all).
+    # must give the plain loop's fit bit for bit (no round-off changes at all).
     d = 30 if solver == "dense" else 90
     data = make_synthetic(n_samples=40, n_features=d, n_informative=5, n_clusters=3,
                           random_state=2)
@@ -358,8 +358,8 @@ def test_fit_equals_previous_computation(graph, alpha, beta, solver):
 @pytest.mark.parametrize("eigen_solver", ["dense", "shift_invert"])
 def test_unit_norm_rows_at_beta_far_above_alpha_are_tied_in_the_seeded_order(eigen_solver):
     """At beta = 1e6, alpha = 1e-6 W sits on n_components coordinate axes: row norms of 1 up to
-    an ulp, whose order used to be round-off's (ORL, binalpha). They are tied now, ordered by
-    the permutation random_state seeds, and a 1e-15 perturbation of the data keeps the order."""
+    an ulp, whose order compared exactly is round-off's (ORL, binalpha). They are tied, ordered
+    by the permutation random_state seeds, and a 1e-15 perturbation of the data keeps the order."""
     ds = make_synthetic(n_samples=40, n_features=120, n_informative=5, n_clusters=3,
                         random_state=1)
     fit = dict(n_clusters=3, beta=1e6, alpha=1e-6, random_state=0, eigen_solver=eigen_solver)

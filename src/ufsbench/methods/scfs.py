@@ -188,12 +188,42 @@ class SCFS(UFSSelector):
 
     Parameters
     ----------
-    alpha, beta : weights of the regression and l2,1 terms (grid {1e-4, 1e-2, 1, 1e2, 1e4}).
-    gamma : penalty weight of G G^T 1 = 1 (paper: 1e6).
-    update : "split" (sign-split rule, default) or "printed" (Eq. (11) as printed).
-    exponent : eta of the split rule G <- G * (grad-/grad+)^eta; 0.25 is proven monotone (default),
-        1 is the paper's step form. Ignored by ``update="printed"``.
-    init, w_solver, preprocess, max_iter, tol, epsilon : see the decisions above.
+    alpha, beta : float, default 1.0, 100.0
+        Weights of the regression and l2,1 terms (grid {1e-4, 1e-2, 1, 1e2, 1e4}).
+    gamma : float, default 1e6
+        Penalty weight of G G^T 1 = 1 (paper: 1e6).
+    update : "split" or "printed", default "split"
+        The sign-split rule, or Eq. (11) as printed.
+    exponent : float in (0, 1], default 0.25
+        eta of the split rule G <- G * (grad-/grad+)^eta; 0.25 is proven monotone, 1 is the
+        paper's step form. Ignored by ``update="printed"``.
+    init : "kmeans" or "random", default "kmeans"
+        G0 (see above).
+    w_solver : "auto", "primal" or "dual", default "auto"
+        The W-step's linear solve (see above).
+    preprocess : None or "shift", default None
+        X as given, or each feature's minimum subtracted.
+    max_iter, tol : int, float, default 1000, 1e-5
+        Stopping rule (see above).
+    epsilon : float, default 1e-8
+        Smoothing of the l2,1 reweighting D.
+
+    Attributes
+    ----------
+    scores_ : ndarray (n_features,)
+        ||w_i||_2, higher is better.
+    W_, G_ : ndarray
+        The final W (p x c) and G (n x c).
+    labels_ : ndarray (n_samples,)
+        argmax of each row of G.
+    objective_history_ : list of float
+        Objective (13) after each iteration.
+    g_min_history_ : list of float
+        min(G) after each iteration (NaN where G became non-finite).
+    converged_ : bool
+        Whether the ``tol`` rule stopped the fit.
+    n_iter_ : int
+        Iterations run.
     """
 
     _parameter_constraints = {

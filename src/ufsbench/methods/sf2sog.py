@@ -205,15 +205,40 @@ class SF2SOG(UFSSelector):
 
     Parameters
     ----------
-    lam : weight lambda of the flexible-embedding residual (KMUFS grid {1e-6, 1e-4, ..., 1e6}).
-    gamma : weight of ||G - S||^2 (same grid).
-    k : neighbours of the prior graph S (5).
-    n_components : m, the number of projection columns (None = n_clusters).
-    preprocess : "zscore", "unit" or "none".
-    solver : "auto" (factored when d > n), "factored" or "dense"; see Speed.
+    lam : float, default 1.0
+        Weight lambda of the flexible-embedding residual (KMUFS grid {1e-6, 1e-4, ..., 1e6}).
+    gamma : float, default 1.0
+        Weight of ||G - S||^2 (same grid).
+    k : int, default 5
+        Neighbours of the prior graph S.
+    n_components : int or None, default None
+        m, the number of projection columns (None = n_clusters; at most h).
+    preprocess : "zscore", "unit" or "none", default "zscore"
+        See above.
+    max_iter, max_inner : int, default 50, 30
+        Caps on the outer iterations and on the W-step's iterations.
+    tol : float, default 1e-6
+        Relative objective change at which the fit stops.
+    patience : int, default 3
+        Outer iterations with an unchanged support after which the fit stops.
+    solver : "auto", "factored" or "dense", default "auto"
+        "auto" = factored when d > n; see Speed.
     memory : None, str or joblib.Memory, default None
         Where to cache the prior graph S (it depends on the preprocessed X and k only); None
         computes it on every fit.
+
+    Attributes
+    ----------
+    support_ : ndarray of bool (n_features,)
+        The h selected features.
+    scores_ : ndarray (n_features,)
+        Row norms of W (zero off the support): an order within the subset only.
+    W_, Y_, G_, S_ : ndarray
+        The final W (d x m), Y (n x m), learned graph G and prior graph S (n x n).
+    objective_history_ : list of float
+        The objective after every outer iteration.
+    n_iter_ : int
+        Outer iterations run.
     """
 
     selection_kind = "subset"

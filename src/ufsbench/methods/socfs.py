@@ -21,7 +21,7 @@ def regression_step(X: np.ndarray, metric):
 
     Computes what ``solve_gram_plus_diag(X, T, reg, metric)`` computes, but for d <= n (its
     primal d x d form) X^T M X is formed once here instead of once per outer iteration: an
-    O(n d^2) product that cost as much as the rest of a SOCFS fit (coil20: 50 products of
+    O(n d^2) product that costs as much as the rest of a SOCFS fit (coil20: 50 products of
     1440 x 1024). The d x d system itself changes with reg and is solved every time (Cholesky).
     For d > n the n x n push-through form depends on reg throughout and is left as it is.
     """
@@ -80,9 +80,34 @@ class SOCFS(UFSSelector):
 
     Parameters
     ----------
-    lambda_ : weight of ||W||_{2,1} (the paper's lambda; Han's default 100).
-    lambda2 : weight of the splitting penalty ||E - H||^2 enforcing E >= 0 (Han's default 100).
-    m : projection dimension (None = n_clusters).
+    lambda_ : float, default 100.0
+        Weight of ||W||_{2,1} (the paper's lambda; Han's default 100).
+    lambda2 : float, default 100.0
+        Weight of the splitting penalty ||E - H||^2 enforcing E >= 0 (Han's default 100).
+    m : int or None, default None
+        Projection dimension (None = n_clusters; at least n_clusters).
+    max_iter, inner_iter : int, default 50, 50
+        Caps on the outer iterations and on the E/H rounds per outer iteration (Han's code).
+    tol : float, default 1e-7
+        Stop when the relative objective decrease over an outer iteration is at most ``tol``
+        (0 = the fixed counts).
+    eps : float, default 1e-8
+        Smoothing of the l2,1 reweighting.
+    center : bool, default True
+        Centre every feature (Han's code).
+
+    Attributes
+    ----------
+    scores_ : ndarray (n_features,)
+        ||w_i||_2, higher is better.
+    W_, B_, E_, H_ : ndarray
+        The final iterates (d x m, m x c, n x c, n x c).
+    labels_ : ndarray (n_samples,)
+        argmax of each row of E.
+    objective_history_ : list of float
+        The smoothed objective after each outer iteration (non-increasing).
+    n_iter_ : int
+        Outer iterations run.
     """
 
     _parameter_constraints = {
@@ -197,7 +222,7 @@ class SOCFSTriplet(SOCFS):
         Where to cache the triplet graph C (it depends on X and k only); None computes it on
         every fit.
 
-    The other parameters are SOCFS's.
+    The other parameters and the attributes are SOCFS's.
     """
 
     reconstructed = True  # the paper does not write the model; every report row says so

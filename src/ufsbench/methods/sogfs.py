@@ -184,9 +184,10 @@ class SOGFS(UFSSelector):
       null(X) plus the directions of range(X^T) that X maps into null(L_S) (one fewer than the
       components of the initial S); the latter come out of the reduced eigenproblem a few ulps
       off gamma. Eigenvalues within ``tie_rtol`` = 1e-10 (relative to ||G||) of gamma are read as
-      gamma, so the cut does not depend on on which side of gamma round-off puts them (compared
-      exactly, a 4e-16 change of L_S moved the scores on orl by up to 0.96 and 15% of the top-100;
-      now a 1e-14 perturbation of the data leaves the top-100 unchanged -- tested).
+      gamma, so the cut does not depend on which side of gamma round-off puts them (compared
+      exactly, a 4e-16 change of L_S moves the scores on orl by up to 0.96 and 15% of the
+      top-100; with the tolerance a 1e-14 perturbation of the data leaves the top-100 unchanged
+      -- tested).
     * Degenerate F-step. When S has more than c connected components, 0 is an eigenvalue of L_S
       of that multiplicity and any c-dimensional part of the null space solves (14). F is then
       the first c columns of a canonical basis of the null space: QR of the null-space projector
@@ -196,11 +197,13 @@ class SOGFS(UFSSelector):
       S has too many components.
     * Ranking: scores within 1e-12 of each other (relative to the largest) are tied. At large
       gamma (>= 100 on most data sets) W is close to m coordinate axes, whose row norms are 1 up
-      to the last bit, so for a count below m the model has no preference among them; their
-      order was round-off's (it followed the BLAS kernel). Tied features are now taken in the
-      order of a permutation seeded by ``random_state`` (0 when None): the same on every
+      to the last bit, so for a count below m the model has no preference among them; compared
+      exactly, their order is round-off's (it follows the BLAS kernel). Tied features are taken
+      in the order of a permutation seeded by ``random_state`` (0 when None): the same on every
       machine (tested), and not biased towards the first features as index order would be (the
-      first pixels of an image, usually background).
+      first pixels of an image, usually background: UMIST at gamma = 1000, 150 features, ACC
+      51.1 with the seeded order against 45.9 with index order). Tie groups span at most the
+      tolerance (steps below it are not chained into one group).
     * lambda: starts at alpha (the mean of the alpha_i of Eq. (26), as the Nie group's code does),
       doubled when S has fewer than c connected components, halved when more (then F keeps its
       previous value, as in that code); components are counted exactly on the support of S. Stop
@@ -231,37 +234,72 @@ class SOGFS(UFSSelector):
       component count on the sparse matrices; simplex projections (18) sort only each row's largest
       entries (``ufsbench.numerics.simplex``); F of problem (14) by shift-invert Lanczos on the
       sparse L_S from n = 600 on (``ufsbench.numerics.laplacian_eig``, warm start from the previous
-      F); X^T L_S X formed once per W-step and X W once per round. The sparse L_S carries exactly
-      the dense one's numbers: the first W-step's cut used to move with round-off (seen on orl;
-      now stabilised by the tie tolerance) and later steps make discrete decisions (support of
-      S, component counts) that can still flip on ulps. "dense": the reference path, dense
+      F; ARPACK's restart vectors come from a fixed seed, so a fit repeats exactly); X^T L_S X
+      formed once per W-step and X W once per round. The sparse L_S carries exactly the dense
+      one's numbers: the first W-step's cut moves with round-off unless the tie
+      tolerance above absorbs it (seen on orl), and later steps make discrete decisions (support
+      of S, component counts) that can flip on ulps. "dense": the reference path, dense
       n x n S and L_S, whole sorted rows, dense subset ``eigh`` for F.
 
     Parameters
     ----------
+    gamma : float, default 1.0
+        Weight of ||W||_{2,1}.
+    m : int, float in (0, 1] or None, default None
+        Projection columns: a count (at most d), a share of d, or None (round(d/2)).
+    k : int, default 5
+        Neighbours for alpha of Eq. (27) (and the "local" neighbour sets).
+    max_iter, inner_iter : int, default 50, 1
+        Outer iterations (Algorithm 2) and rounds of Algorithm 1 per outer iteration.
+    tol : float, default 1e-5
+        Relative change of objective (6) at which a fit with c components stops.
+    eps : float, default 1e-8
+        Smoothing of Eq. (12).
+    lambda_init : float or None, default None
+        Starting lambda (None = alpha).
+    lambda_factor : float, default 2.0
+        Factor lambda is multiplied or divided by when S has too few or too many components.
+    neighbours : "all" or "local", default "all"
+        See above.
+    preprocess : "center_unit" or "none", default "center_unit"
+        See above.
+    w_solver : "auto", "tied", "dense" or "lanczos", default "auto"
+        The W-step's eigensolver (see above).
+    solver : "fast" or "dense", default "fast"
+        See above.
     memory : None, str or joblib.Memory, default None
         Where to cache the initial graph S and alpha (they depend on the preprocessed X, k,
         neighbours and solver only); None computes them on every fit.
 
-    Learned attributes: ``scores_``, ``projection_`` (W, d x m), ``similarity_`` (S),
-    ``n_components_`` (connected components of S), ``component_labels_``, ``objective_history_``
-    (objective (6) per outer iteration, with that iteration's lambda: not monotone since lambda
-    moves), ``w_objective_history_`` (objective (9) after each round of Algorithm 1),
-    ``lambda_history_``, ``n_components_history_``, ``alpha_``, ``lambda_``, ``n_iter_``,
-    ``w_solver_paths_``.
+    Attributes
+    ----------
+    scores_ : ndarray (n_features,)
+        ||w_i||_2, higher is better.
+    projection_ : ndarray (n_features, m)
+        W.
+    similarity_ : ndarray or scipy.sparse matrix (n_samples, n_samples)
+        The final S.
+    n_components_ : int
+        Connected components of the final S; ``component_labels_`` labels them.
+    objective_history_ : list of float
+        Objective (6) per outer iteration, with that iteration's lambda (not monotone since
+        lambda moves).
+    w_objective_history_ : list of float
+        Objective (9) after each round of Algorithm 1; ``w_solver_paths_`` names each round's
+        solver path.
+    lambda_history_, n_components_history_ : list
+        lambda and the component count per outer iteration.
+    alpha_, lambda_ : float
+        alpha of Eq. (27) and the final lambda.
+    n_iter_ : int
+        Outer iterations run.
     """
 
-    #: 1: F of an S with more than c components is a function of the components (the same on
-    #: every machine), not the eigensolver's choice.
-    #: 2: scores within 1e-12 (relative) of each other are tied, ordered by feature index.
-    #: 3: such ties ordered by a permutation seeded by random_state (index order picked the
-    #: first pixels of an image: UMIST at gamma = 1000, 150 features, ACC 51.1 -> 45.9).
-    #: 4: the Lanczos F-step's restarts are seeded (numerics.linalg.seeded_eigsh): on binalpha
-    #: and COIL20 (n >= 600) some fits differed from run to run.
-    #: 5: tie groups span at most the tolerance (4 chained steps below it into one group).
+    #: Version of this method's selections: stored records of another revision are stale.
     revision = 5
     #: At large gamma most rows of W are coordinate axes: norms of 1 give or take an ulp, whose
-    #: order followed the BLAS kernel (JAFFE, gamma = 1000: Jaccard 0.60 of the top 67).
+    #: order without a tolerance follows the BLAS kernel (JAFFE, gamma = 1000: Jaccard 0.60 of
+    #: the top 67).
     score_tie_rtol = 1e-12
 
     _parameter_constraints = {
@@ -328,9 +366,9 @@ class SOGFS(UFSSelector):
 
         With more than c components the c smallest eigenvalues are all 0 and every c-dimensional
         part of the null space solves (14); an eigensolver's part is round-off's choice, and the
-        next S-step reads F through ||f_i - f_j||^2, so the whole fit moved with the CPU's BLAS
-        kernel (JAFFE: the initial S has 15 components for c = 10). Such F is taken as a function
-        of the components alone (``canonical_null_space_vectors``; revision 1).
+        next S-step reads F through ||f_i - f_j||^2, so with an eigensolver's F the whole fit
+        would move with the CPU's BLAS kernel (JAFFE: the initial S has 15 components for
+        c = 10). Such F is a function of the components alone (``canonical_null_space_vectors``).
         """
         n_comp, labels = connected_component_labels(S_graph)
         if n_comp > c:

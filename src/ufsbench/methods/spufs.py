@@ -65,7 +65,7 @@ class SPUFS(UFSSelector):
     """SPUFS: features whose rows of the self-representation matrix W are largest rank first.
 
     Qian Lu, Xuelong Li, Yongsheng Dong, "Structure Preserving Unsupervised Feature Selection",
-    Neurocomputing 301 (2018) 36-45. The paper text was not available; the model is the one of
+    Neurocomputing 301 (2018) 36-45. The paper text is not available here; the model is the one of
     ``papers/baselines.md`` §9, settled by the only public code (Rdimtools ``do.spufs`` /
     ``method_spufs``) and consistent with SCFS's description of SPUFS (feature-level
     self-expression, explicit graph, regularisation). The paper's own equation numbers could not
@@ -105,23 +105,45 @@ class SPUFS(UFSSelector):
     B X with B (d x n) by the push-through identity, and the row norms of W, the reweighting and
     the objective come from n x n and n x d products (:class:`_FactoredWStep`), O(n^2 d) per
     iteration and O(n d) memory. ``"dual"`` solves the same n x n system but forms W (d x d,
-    O(n d^2) per iteration, the implementation up to 2026-11); ``"primal"`` / ``"dense"`` solves
+    O(n d^2) per iteration); ``"primal"`` / ``"dense"`` solves
     the d x d system (O(d^3)), the default for d <= n. All give the same iterates up to floating
     point (tested); ``W_`` is formed on demand from ``W_factors_`` after a factored fit.
     ``benchmarks/bench_spufs.py`` compares them.
 
     Parameters
     ----------
-    alpha : weight of ||W||_{2,1} (SCFS grid {1e-4, 1e-2, 1, 1e2, 1e4}).
-    beta : weight of the graph term (same grid).
-    k : neighbours of the kNN graph (5).
-    sigma : heat-kernel width; None = mean squared kNN distance (see above).
-    eps : smoothing of the l2,1 norm.
-    max_iter, tol : IRLS stopping rule.
-    solver : "auto", "factored", "dual", "primal" or "dense" (= "primal"); see Speed.
+    alpha : float, default 1.0
+        Weight of ||W||_{2,1} (SCFS grid {1e-4, 1e-2, 1, 1e2, 1e4}).
+    beta : float, default 1.0
+        Weight of the graph term (same grid).
+    k : int, default 5
+        Neighbours of the kNN graph.
+    sigma : float or None, default None
+        Heat-kernel width; None = mean squared kNN distance (see above).
+    eps : float, default 1e-8
+        Smoothing of the l2,1 norm.
+    max_iter, tol : int, float, default 100, 1e-6
+        IRLS stopping rule.
+    solver : "auto", "factored", "dual", "primal" or "dense" (= "primal"), default "auto"
+        See Speed.
     memory : None, str or joblib.Memory, default None
         Where to cache the kNN graph S (it depends on X, k and sigma only); None computes it on
         every fit.
+
+    Attributes
+    ----------
+    scores_ : ndarray (n_features,)
+        ||w_r||_2, the row norms of W.
+    W_ : ndarray (n_features, n_features)
+        The self-representation matrix (formed on demand from ``W_factors_``).
+    W_factors_ : tuple of ndarray
+        (W,) or (B, X) with W = B X.
+    laplacian_ : ndarray (n_samples, n_samples)
+        L of the kNN graph.
+    objective_history_ : list of float
+        The smoothed objective after each IRLS step (non-increasing).
+    n_iter_ : int
+        IRLS steps run.
     """
 
     _parameter_constraints = {

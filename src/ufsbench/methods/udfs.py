@@ -123,20 +123,44 @@ class UDFS(UFSSelector):
 
     Parameters
     ----------
+    gamma : float, default 1.0
+        Weight of ||W||_{2,1} (0: the first step only).
+    lam : float, default 1.0
+        Ridge of the local scatter (the paper's lambda).
+    k : int, default 5
+        Neighbours of each local set.
+    max_iter, tol : int, float, default 50, 1e-6
+        Stop when the relative objective decrease is at most ``tol`` or after ``max_iter``.
+    eps : float, default 1e-8
+        Smoothing of the l2,1 norm (in D and in the monitored objective).
+    solver : "auto", "dense" or "lowrank", default "auto"
+        See the fast path above ("auto": "lowrank" when d > n).
     memory : None, str or joblib.Memory, default None
         Where to cache L_loc and the first step (they depend on X, k, lam, n_clusters and the
         solver only); None computes them on every fit.
+
+    Attributes
+    ----------
+    scores_ : ndarray (n_features,)
+        ||w^i||, higher is better (the averaged first-step norms when gamma = 0).
+    W_ : ndarray (n_features, n_clusters) or None
+        The last W (None when gamma = 0).
+    local_laplacian_ : scipy.sparse CSR matrix (n_samples, n_samples)
+        L_loc.
+    objective_history_ : list of float
+        The smoothed objective per iteration (non-increasing).
+    n_iter_ : int
+        Entries of ``objective_history_``.
     """
 
-    #: 1: scores within 1e-12 (relative) of each other are tied, ordered by a permutation seeded
-    #: by random_state (``UFSSelector.score_tie_rtol``).
-    #: 2: tie groups span at most the tolerance (revision 1 chained steps below it, so hundreds
-    #: of near-zero row norms 1e-13 apart became one group and lost their order).
+    #: Version of this method's selections: stored records of another revision are stale.
     revision = 2
     #: At large gamma (1e4-1e6 of the grid) W^T W = I_c puts W on c coordinate axes: c row
-    #: norms of 1 give or take an ulp, whose order followed the BLAS kernel (ORL, gamma = lam =
-    #: 1e6: Jaccard 0.25 of the top 10 between OpenBLAS's Haswell and Skylake-X kernels), and the
-    #: rows below them have norms of 1e-10 and less, in steps that are ties where below 1e-12.
+    #: norms of 1 give or take an ulp, whose order without a tolerance follows the BLAS kernel
+    #: (ORL, gamma = lam = 1e6: Jaccard 0.25 of the top 10 between OpenBLAS's Haswell and
+    #: Skylake-X kernels), and the rows below them have norms of 1e-10 and less, in steps that
+    #: are ties where below 1e-12. Ties are ordered by a permutation seeded by random_state, in
+    #: groups spanning at most the tolerance (``UFSSelector.score_tie_rtol``).
     score_tie_rtol = 1e-12
 
     _parameter_constraints = {

@@ -35,8 +35,8 @@ def ufsol_laplacian(X: np.ndarray, graph: str, k: int = 5, sigma: float | None =
     semi-definite on purpose, alpha Tr(W^T X L X^T W) = -alpha * total scatter of the projection.
     ``triplet``: Eq. (2) with the §4.3 per-row min-max normalisation to [0, 1]
     (:func:`ufsbench.numerics.triplet.triplet_weights`); ``normalize_c=False`` keeps the raw
-    Eq. (2) weights (indefinite L, what the authors' public code ends up using, see the README
-    notes). L = D - (C + C^T)/2 throughout.
+    Eq. (2) weights (rows sum to 0, indefinite L; a variant for comparison, not the paper's nor
+    the authors' code's). L = D - (C + C^T)/2 throughout.
 
     ``sparse=True`` returns the kNN graphs (similarity, triplet) as CSR matrices built without
     any n x n array (:mod:`ufsbench.numerics.graphs` neighbour search), the same entries;
@@ -158,27 +158,29 @@ class UFSOL(UFSSelector):
       either erase it or flip its sign (L = n H, which *minimises* total scatter), contradicting
       §3.3's "maximize data's total separability"; its L = -H is negative semi-definite, which is
       harmless because W^T W = I bounds the objective. (The paper's "L = 1/n 1 I" lost a sign.)
-    * Heat-kernel width: the paper's sigma = 1 is scale-dependent; after the default z-scoring
+    * Heat-kernel width: the paper's sigma = 1 is scale-dependent; after z-scoring
       ||x_i - x_j||^2 is about 2d, exp(-2d) underflows and the similarity variant silently becomes
       the graph=none one. ``sigma=None`` (default) takes the mean squared kNN distance (as ``ls``);
       ``sigma=1.0`` reproduces the paper's setting (meaningful with ``preprocess="unit_norm"``).
     * Constant features (zero variance after preprocessing) are removed before fitting and rank
       last (``scores_ = -1``, zero rows in ``W_``): they have zero scatter in every term, so the
       W-step would otherwise prefer them, which selects nothing useful.
-    * ``normalize_c=False`` keeps the raw Eq. (2) weights (rows sum to 0, farther neighbours
-      negative, L indefinite): not the paper's §4.3, but what the authors' public code runs (its
-      normalisation check never fires), so it can be compared.
+    * ``normalize_c=True`` (default) is §4.3's per-row normalisation of C to [0, 1], which the
+      authors' public code (``TripletLap``) also always applies. ``normalize_c=False`` keeps the
+      raw Eq. (2) weights (rows sum to 0, farther neighbours negative, L indefinite): neither the
+      paper's nor the code's model, kept as a variant for comparison.
     * dist in S^i of Eq. (2): squared Euclidean, the metric §3.1 uses for the projected pairs.
-    * Preprocessing (the paper states none). ``"zscore"`` (default): every feature centred and
-      scaled to unit variance. Reason: every data term of (5) is a scatter to be *minimised*
+    * Preprocessing (the paper states none). ``"unit_norm"`` (the class default) scales every
+      sample to unit l2 norm, as the authors' public code does (with it the paper's sigma = 1 is
+      meaningful, ||x_i - x_j||^2 <= 4). ``"zscore"`` (the benchmark config's setting,
+      ``configs/method/ufsol.yaml``) centres every feature and scales it to unit variance.
+      Reason for the config's choice: every data term of (5) is a scatter to be *minimised*
       under W^T W = I, so on raw or sample-normalised data the W-step favours features of small
       overall variance, whatever their cluster structure; with unit-variance features a small
       within-cluster (and neighbourhood) scatter means a large between-cluster share, which is
-      what makes the planted features of ``make_synthetic`` win (tested).
-      ``"unit_norm"`` scales every sample to unit l2 norm, as the authors' public code does (with
-      it the paper's sigma = 1 is meaningful, ||x_i - x_j||^2 <= 4). ``"none"`` uses X as given.
-      The graph is built on the preprocessed X. Centring alone changes nothing: I - V^T V, L and
-      H all annihilate constant vectors.
+      what makes the planted features of ``make_synthetic`` win (tested). ``"none"`` uses X as
+      given. The graph is built on the preprocessed X. Centring alone changes nothing:
+      I - V^T V, L and H all annihilate constant vectors.
     * d > n: X^T M X then has a null space of dimension >= d - n, where every data term vanishes
       whatever M (unless M is indefinite, i.e. the max-margin graph); the W-step then lands in it
       or, for large beta, stays near the initial axes. This is a property of model (5), not of
@@ -214,27 +216,59 @@ class UFSOL(UFSSelector):
 
     Parameters
     ----------
-    alpha : weight of the graph term (paper grid {1e-6, 1e-4, ..., 1e6}).
-    beta : weight of ||W||_{2,1} (same grid).
-    graph : "triplet" (default), "similarity", "maxmargin" or "none".
-    k : neighbours of N_i (5 in the paper). sigma : heat-kernel width of graph="similarity"
-        (1 in the paper; None, the default, = mean squared kNN distance, see above).
-    n_components : d2, the projection dimension (None = number of clusters).
-    preprocess : "unit_norm" (default), "zscore" or "none". eps : the perturbation of Eq. (7).
-    max_iter, tol : stopping rule. n_init : K-means restarts per V-step.
-    eigen_solver : "auto", "dense", "shift_invert" or "lanczos".
-    normalize_c : the §4.3 normalisation of the triplet C (default True); False = raw Eq. (2).
+    alpha : float, default 1.0
+        Weight of the graph term (paper grid {1e-6, 1e-4, ..., 1e6}).
+    beta : float, default 1.0
+        Weight of ||W||_{2,1} (same grid).
+    graph : "triplet", "similarity", "maxmargin" or "none", default "triplet"
+        The variant of C.
+    k : int, default 5
+        Neighbours of N_i (5 in the paper).
+    sigma : float or None, default None
+        Heat-kernel width of graph="similarity" (1 in the paper; None = mean squared kNN
+        distance, see above).
+    n_components : int or None, default None
+        d2, the projection dimension (None = number of clusters).
+    preprocess : "unit_norm", "zscore" or "none", default "unit_norm"
+        See above (the benchmark config sets "zscore").
+    eps : float, default 1e-8
+        The perturbation of Eq. (7).
+    max_iter, tol : int, float, default 40, 1e-6
+        Stopping rule.
+    n_init : int, default 10
+        K-means restarts per V-step.
+    eigen_solver : "auto", "dense", "shift_invert" or "lanczos", default "auto"
+        The W-step's eigensolver (see above).
+    normalize_c : bool, default True
+        The §4.3 normalisation of the triplet C; False = raw Eq. (2).
     memory : None, str or joblib.Memory, default None
         Where to cache the graph term (X^T L X, or L for the n x n solvers; it depends on the
         preprocessed X, graph, k, sigma and normalize_c only); None computes it on every fit.
+
+    Attributes
+    ----------
+    scores_ : ndarray (n_features,)
+        ||W_i||_2; -1 for constant features.
+    W_ : ndarray (n_features, d2)
+        The last W (zero rows for constant features).
+    labels_ : ndarray (n_samples,)
+        The last K-means partition.
+    alpha_ : float
+        The effective graph weight (0 for graph="none").
+    eigen_solver_ : str
+        The W-step solver used.
+    objective_history_, orthogonality_history_ : list of float
+        F_eps and max |W^T W - I| after every iteration.
+    n_iter_ : int
+        Iterations run.
     """
 
-    #: 1: scores within 1e-12 (relative) of each other are tied, ordered by a permutation seeded
-    #: by random_state (``UFSSelector.score_tie_rtol``).
+    #: Version of this method's selections: stored records of another revision are stale.
     revision = 1
     #: At beta >> alpha (1e6 against 1e-6) W^T W = I puts W on n_components coordinate axes:
     #: row norms of 1 give or take an ulp (ORL: the top 40, binalpha: the top 36), whose order
-    #: was round-off's; tie groups span at most the tolerance (numerics.sparsity.tie_groups).
+    #: without a tolerance is round-off's. Ties are ordered by a permutation seeded by
+    #: random_state; tie groups span at most the tolerance (numerics.sparsity.tie_groups).
     score_tie_rtol = 1e-12
 
     _parameter_constraints = {
