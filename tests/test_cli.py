@@ -48,8 +48,11 @@ def test_multirun_and_report(tmp_path):
     header = next(line for line in report.stdout.splitlines() if line.startswith("|  "))
     assert "digits" in header and "synthetic" in header
     assert "**" in report.stdout  # best in bold
-    for ext in ("md", "tex", "csv"):
-        assert (tmp_path / "tables" / f"results.{ext}").stat().st_size > 0
+    assert [p.name for p in (tmp_path / "tables").iterdir()] == ["results.md"]  # as asked
+    assert (tmp_path / "tables" / "results.md").read_text() in report.stdout + "\n"
+    latex = ufsbench("report", "--results-dir", str(res), "--format", "latex",
+                     "--out", str(tmp_path / "tables"))
+    assert latex.returncode == 0, latex.stderr
     assert "\\textbf" in (tmp_path / "tables" / "results.tex").read_text()
 
 

@@ -140,8 +140,8 @@ def _run(overrides: list[str]) -> None:
 # -- report / datasets / methods -------------------------------------------------------------
 def _report(args: list[str]) -> None:
     from ufsbench.evaluation import KMEANS_INITS, NMI_NORMALISATIONS
-    from ufsbench.report import (RULES, SUMMARIES, failed_setting_lines, report_tables,
-                                 write_reports)
+    from ufsbench.report import (REPORT_FILES, RULES, SUMMARIES, failed_setting_lines,
+                                 report_tables, stale_note, write_reports)
     from ufsbench.results import load_failures, load_results, one_protocol
 
     parser = argparse.ArgumentParser(prog="ufsbench report",
@@ -149,8 +149,11 @@ def _report(args: list[str]) -> None:
     parser.add_argument("--results-dir", help="result store (default: $UFSBENCH_RESULTS, "
                                               "then ./results/runs)")
     parser.add_argument("--format", choices=["terminal", "markdown", "latex", "csv"],
-                        default="terminal")
-    parser.add_argument("--out", help="also write results.md/.tex/.csv into this directory")
+                        default="terminal", help="what to print (default: terminal); csv is one "
+                        "tidy table, a row per metric, rule, data set and method")
+    parser.add_argument("--out", metavar="DIR", help="also write the tables into DIR: "
+                        "results.md, .tex or .csv for --format markdown, latex or csv; all three "
+                        "with --format terminal")
     parser.add_argument("--dataset", nargs="*", help="only these data sets")
     parser.add_argument("--method", nargs="*", help="only these methods")
     parser.add_argument("--metric", nargs="*", choices=["acc", "nmi"], default=["acc", "nmi"])
@@ -183,17 +186,21 @@ def _report(args: list[str]) -> None:
     if left_out:
         print(f"note: {left_out}", file=sys.stderr)
     print(report_tables(df, metrics=opts.metric, rules=opts.rule, summary=opts.summary,
-                        fmt=opts.format))
+                        fmt=opts.format), end="" if opts.format == "csv" else "\n")
+    if opts.format == "csv" and stale_note(df):
+        print(f"note: {stale_note(df).strip()}", file=sys.stderr)
     failed = failed_setting_lines(load_failures(opts.results_dir), df)
     if failed:
         print("\n".join(failed), file=sys.stderr)
     if opts.out:
-        for path in write_reports(df, opts.out, summary=opts.summary):
+        formats = [opts.format] if opts.format in REPORT_FILES else list(REPORT_FILES)
+        for path in write_reports(df, opts.out, summary=opts.summary, formats=formats,
+                                  metrics=opts.metric, rules=opts.rule):
             print(f"wrote {path}", file=sys.stderr)
     if opts.html:
         from ufsbench.html import write_html
 
-        page = write_html(df, opts.html, summary=opts.summary, failed=failed)
+        page = write_html(df, opts.html, summary=opts.summary, failed=failed, left_out=left_out)
         print(f"wrote {page}", file=sys.stderr)
 
 
@@ -221,19 +228,134 @@ def _datasets(args: list[str]) -> None:
     print(f"\ndata directory: {opts.data_dir or default_data_dir()}")
 
 
-def _methods(_args: list[str]) -> None:
+RUN_SET = {"n_features_to_select": "each feature count of the run",
+           "n_clusters": "the data set's class count", "random_state": "the run's seed",
+           "memory": "the run's cache ($UFSBENCH_CACHE)"}
+
+
+def _fmt_setting(setting: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in setting.items()) or "-"
+
+
+def _doc_excerpt(cls, max_lines: int = 20) -> tuple[str, str, list[str]]:
+    """(summary, paper, model lines) from a selector's docstrings: the class docstring's first
+    line, its module docstring's first line (the paper), and the class docstring's second
+    paragraph with the equation blocks it introduces (indented, or after a colon)."""
+    import inspect
+
+    doc = inspect.cleandoc(cls.__doc__ or "")
+    paragraphs = [p for p in doc.split("\n\n") if p.strip()]
+    summary = " ".join(paragraphs[0].split()) if paragraphs else ""
+    module = (sys.modules[cls.__module__].__doc__ or "").strip()
+    paper = " ".join(module.split("\n\n")[0].split())
+    model: list[str] = []
+    for i, para in enumerate(paragraphs[1:], start=1):
+        if para.lstrip().startswith("Parameters") or para.startswith("**"):
+            break
+        if i > 1 and not (paragraphs[i - 1].rstrip().endswith(":") or para.startswith(" ")):
+            break
+        model += para.splitlines() + [""]
+    model = model[:-1]  # the blank line after the last paragraph
+    if len(model) > max_lines:
+        model = model[:max_lines] + [f"... (more in the docstring of {cls.__module__}."
+                                     f"{cls.__name__})"]
+    return summary, paper, model
+
+
+def _constraint_text(constraint) -> str:
+    """A declared constraint in words; string options sorted (a set's order varies by run)."""
+    if isinstance(constraint, type):
+        return f"a {constraint.__name__}"
+    options = getattr(constraint, "options", None)
+    if isinstance(options, (set, frozenset)):
+        return "one of " + ", ".join(repr(o) for o in sorted(options, key=str))
+    return str(constraint)
+
+
+def _method_detail(name: str) -> str:
+    """One method: summary, paper, model equations, and a row per constructor parameter with its
+    constructor default, its role in the config (fixed / grid / default) and its constraints."""
+    import inspect
+    import textwrap
+
     from tabulate import tabulate
 
-    from ufsbench.methods import available_methods, method_parameters, selector_class
+    from ufsbench.methods import selector_class
+    from ufsbench.paths import config_dir
+    from ufsbench.report import method_config
 
+    cls = selector_class(name)
+    has_config = (config_dir() / "method" / f"{name}.yaml").is_file()
+    cfg = method_config(name)
+    fixed, grid, default = (cfg.get(key) or {} for key in ("params", "grid", "default"))
+    summary, paper, model = _doc_excerpt(cls)
+    constraints = getattr(cls, "_parameter_constraints", {}) or {}
+    rows = []
+    for pname, param in inspect.signature(cls.__init__).parameters.items():
+        if pname == "self":
+            continue
+        if pname in RUN_SET:
+            role = f"set by the run: {RUN_SET[pname]}"
+        else:
+            role = "; ".join(part for part in (
+                f"preset {fixed[pname]}" if pname in fixed else "",
+                f"grid {grid[pname]}" if pname in grid else "",
+                f"default {default[pname]}" if pname in default else "") if part) or "-"
+        allowed = " or ".join(_constraint_text(c) for c in constraints.get(pname, [])) or "-"
+        rows.append([pname, repr(param.default), textwrap.fill(role, 44),
+                     textwrap.fill(allowed, 44)])
+    n_grid = 1
+    for values in grid.values():
+        n_grid *= len(values)
+    lines = [f"{name}: {summary}", f"paper:    {paper}",
+             f"selects:  {cls.selection_kind}" + ("  [reconstructed]" if getattr(
+                 cls, "reconstructed", False) else ""),
+             f"grid:     {_fmt_setting(grid)} ({n_grid} setting(s))",
+             f"default:  {_fmt_setting(default)} (the label-free rule's setting)",
+             f"preset:   {_fmt_setting(fixed)} (fixed for every fit)",
+             "config:   " + (f"src/ufsbench/configs/method/{name}.yaml" if has_config
+                              else "none (the constructor defaults are used)"), ""]
+    if model:
+        lines += ["model:"] + [f"    {line}" if line else "" for line in model] + [""]
+    lines.append(tabulate(rows, headers=["parameter", "constructor default", "in the config",
+                                         "allowed values"]))
+    return "\n".join(lines)
+
+
+def _methods(args: list[str]) -> None:
+    import textwrap
+
+    from tabulate import tabulate
+
+    from ufsbench.methods import available_methods, selector_class
+    from ufsbench.report import method_config
+
+    parser = argparse.ArgumentParser(
+        prog="ufsbench methods",
+        description="the registered selectors: grid, label-free default and summary of each; "
+                    "with NAME, one method's parameters (constructor default, preset / grid / "
+                    "default value in its config, allowed values), paper and model equations")
+    parser.add_argument("name", nargs="?", metavar="NAME", help="one method, e.g. scfs")
+    opts = parser.parse_args(args)
+    if opts.name:
+        if opts.name not in available_methods():
+            raise UFSBenchError(f"unknown method {opts.name!r}; known: "
+                                f"{', '.join(available_methods())}")
+        print(_method_detail(opts.name))
+        return
     rows = []
     for name in available_methods():
         cls = selector_class(name)
-        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
-        params = [p for p in method_parameters(name)
-                  if p not in ("n_features_to_select", "n_clusters", "random_state")]
-        rows.append([name, cls.selection_kind, ", ".join(params), doc[:70]])
-    print(tabulate(rows, headers=["method", "selects", "parameters", "summary"]))
+        cfg = method_config(name)
+        summary, _, _ = _doc_excerpt(cls)
+        grid = cfg.get("grid") or {}
+        shown_grid = ", ".join(f"{k} ({len(v)})" for k, v in grid.items()) or "-"
+        rows.append([name, cls.selection_kind, textwrap.fill(shown_grid, 26),
+                     textwrap.fill(_fmt_setting(cfg.get("default") or {}), 28),
+                     textwrap.fill(summary, 56)])
+    print(tabulate(rows, headers=["method", "selects", "grid (values)", "default", "summary"]))
+    print("\nufsbench methods NAME: one method's parameters with their allowed values, its "
+          "preset, grid and default, paper and equations")
 
 
 def _cache(args: list[str]) -> None:

@@ -118,10 +118,11 @@ def _figures_section(df: pd.DataFrame, summary: str) -> list[str]:
 
 
 def write_html(df: pd.DataFrame, path, summary: str = "mean",
-               failed: list[str] | None = None) -> Path:
+               failed: list[str] | None = None, left_out: str = "") -> Path:
     """Write the static summary page of a results frame (``load_results()``) to path;
     ``failed``: lines naming the failed settings the tables leave out
-    (:func:`ufsbench.report.failed_setting_lines`), shown under the header."""
+    (:func:`ufsbench.report.failed_setting_lines`), shown under the header; ``left_out``: the
+    note of :func:`ufsbench.results.one_protocol` on records of other evaluation protocols."""
     if summary not in SUMMARIES:
         raise UFSBenchError(f"unknown summary {summary!r}; use one of {', '.join(SUMMARIES)}")
     if df.empty:
@@ -142,6 +143,10 @@ def write_html(df: pd.DataFrame, path, summary: str = "mean",
         + (f" {stale} stale record(s) left out." if stale else "") + "</p>",
         *(f'<p class="note">{escape(line.strip())}</p>' for line in protocol_lines(df)),
     ]
+    if left_out:
+        header.append(f'<p class="note left-out">Not in these tables and figures: '
+                      f'{escape(left_out)}. The report options --seed, --n-runs, --kmeans-init, '
+                      f'--kmeans-max-iter and --nmi pick another protocol.</p>')
     if failed:
         items = "".join(f"<li>{escape(line.strip())}</li>" for line in failed[1:])
         header.append(f'<p class="note">{escape(failed[0])}</p><ul class="failed">{items}</ul>')

@@ -198,27 +198,49 @@ def side_by_side_frame(df: pd.DataFrame, metric: str, rules, summary: str,
     return combined
 
 
+def tidy_cells(df: pd.DataFrame, metrics=tuple(METRICS), rules=tuple(RULES),
+               summary: str = "mean") -> pd.DataFrame:
+    """Every table's cells as one tidy frame: a row per (metric, rule, dataset, method, variant,
+    scoring), ``metric`` and ``rule`` first, with ``value``/``spread`` and the record's columns
+    (protocol, parameters, feature count); the per-run lists are left out."""
+    frames = [select_cells(df, m, r, summary).assign(metric=m, rule=r)
+              for m in metrics for r in rules]
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    frame = frame.drop(columns=["acc_runs", "nmi_runs"], errors="ignore")
+    first = [c for c in ("metric", "rule") if c in frame]
+    return frame[first + [c for c in frame.columns if c not in first]]
+
+
+def stale_note(df: pd.DataFrame) -> str:
+    """A line on the stale records every table leaves out ("" when there are none)."""
+    stale = int(df["stale"].sum()) if "stale" in df else 0
+    return (f"{stale} stored record(s) were computed on a data file whose checksum has changed "
+            f"since, or by an earlier revision of their method; they are stale and left out of "
+            f"every table.\n") if stale else ""
+
+
 def report_tables(df: pd.DataFrame, metrics=("acc", "nmi"), rules=("paper", "default"),
                   summary: str = "mean", fmt: str = "terminal") -> str:
-    """Per metric, one table with the selection rules side by side (CSV: one block per rule)."""
+    """Per metric, one table with the selection rules side by side; ``csv``: one tidy CSV of
+    every (metric, rule) cell (:func:`tidy_cells`), with nothing but CSV in it."""
+    if fmt == "csv":
+        return tidy_cells(df, metrics, rules, summary).to_csv(index=False) if not df.empty \
+            else ""
     if df.empty:
         return "No results in the store yet: run `ufsbench run` first.\n"
     rules = list(rules)
-    stale = int(df["stale"].sum())
     norm = df["nmi_normalisation"].iloc[0] if "nmi_normalisation" in df else None
-    parts = [] if fmt == "csv" else protocol_lines(df)
+    parts = protocol_lines(df)
     for metric in metrics:
-        if fmt == "csv" or len(rules) == 1:
+        if len(rules) == 1:
             for rule in rules:
                 cells = select_cells(df, metric, rule, summary)
                 heading = caption(metric, rule, summary, norm)
                 parts.append(render(cells, fmt, f"## {heading}" if fmt == "markdown" else heading))
             continue
         parts.append(_render_side_by_side(df, metric, rules, summary, fmt, norm))
-    if stale:
-        parts.append(f"{stale} stored record(s) were computed on a data file whose checksum has "
-                     f"changed since, or by an earlier revision of their method; they are stale "
-                     f"and left out of every table.\n")
+    if stale_note(df):
+        parts.append(stale_note(df))
     return "\n".join(parts)
 
 
@@ -284,21 +306,24 @@ def _render_side_by_side(df, metric, rules, summary, fmt, norm) -> str:
     return f"{title}\n{legend}\n{body}\n* = best in its column\n"
 
 
+REPORT_FILES = {"markdown": "md", "latex": "tex", "csv": "csv"}
+
+
 def write_reports(df: pd.DataFrame, out_dir: str | Path, summary: str = "mean",
-                  stem: str = "results") -> list[Path]:
-    """Markdown, LaTeX and CSV versions of the tables in out_dir."""
+                  stem: str = "results", formats=tuple(REPORT_FILES), metrics=tuple(METRICS),
+                  rules=tuple(RULES)) -> list[Path]:
+    """The tables in out_dir as ``<stem>.md`` / ``.tex`` / ``.csv``, one file per format asked
+    (default: all three); the CSV is the tidy one of :func:`tidy_cells`."""
+    unknown = sorted(set(formats) - set(REPORT_FILES))
+    if unknown:
+        raise UFSBenchError(f"unknown report format(s) {', '.join(unknown)}; use "
+                            f"{', '.join(REPORT_FILES)}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for fmt, ext in (("markdown", "md"), ("latex", "tex"), ("csv", "csv")):
-        if fmt == "csv":
-            frames = [select_cells(df, m, r, summary).assign(metric=m, rule=r)
-                      for m in METRICS for r in RULES]
-            text = pd.concat(frames).drop(columns=["acc_runs", "nmi_runs"], errors="ignore") \
-                .to_csv(index=False) if frames else ""
-        else:
-            text = report_tables(df, summary=summary, fmt=fmt)
-        path = out / f"{stem}.{ext}"
+    for fmt in formats:
+        text = report_tables(df, metrics=metrics, rules=rules, summary=summary, fmt=fmt)
+        path = out / f"{stem}.{REPORT_FILES[fmt]}"
         path.write_text(text)
         written.append(path)
     return written

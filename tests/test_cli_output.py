@@ -1,0 +1,153 @@
+"""What `ufsbench report` and `ufsbench methods` print and write, through the command line."""
+
+import io
+
+import pandas as pd
+import pytest
+from test_plots import METHODS, _small_sets
+
+from ufsbench.cli import main
+from ufsbench.runner import EvaluationProtocol, plan_tasks, run_sweep
+
+PROTOCOL = EvaluationProtocol(n_runs=3)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """allfeatures and ls on two synthetic sets, plus ls with k-means++ starts on the first."""
+    root = tmp_path_factory.mktemp("cli_store")
+    first, second, _ = _small_sets()
+    for data in (first, second):
+        for name in ("allfeatures", "ls"):
+            run_sweep(data, plan_tasks(data, METHODS[name], [5, 10], PROTOCOL, 0, root), n_jobs=1)
+    plus = EvaluationProtocol(n_runs=3, kmeans_init="k-means++")
+    run_sweep(first, plan_tasks(first, METHODS["ls"], [5], plus, 0, root), n_jobs=1)
+    return root
+
+
+def _run(capsys, *args):
+    main(list(args))
+    return capsys.readouterr()
+
+
+def test_report_csv_to_the_terminal_is_one_tidy_table(store, capsys):
+    out = _run(capsys, "report", "--results-dir", str(store), "--format", "csv")
+    frame = pd.read_csv(io.StringIO(out.out))
+    assert list(frame.columns[:2]) == ["metric", "rule"]
+    assert out.out.count("metric,rule,") == 1          # one header, not one per block
+    assert set(zip(frame["metric"], frame["rule"])) == {
+        (m, r) for m in ("acc", "nmi") for r in ("paper", "default")}
+    # a row per (metric, rule, data set, method): under the papers' rule 2 x 2 x 2
+    assert (frame["rule"] == "paper").sum() == 8
+    assert not frame.duplicated(["metric", "rule", "dataset", "method"]).any()
+    assert {"value", "spread", "n_features", "params", "kmeans_init"} <= set(frame.columns)
+    assert set(frame["kmeans_init"]) == {"random"}   # one protocol, as in every table
+    assert "left out" in out.err and "left out" not in out.out
+
+
+def test_report_csv_keeps_the_metric_and_rule_asked_for(store, capsys):
+    out = _run(capsys, "report", "--results-dir", str(store), "--format", "csv",
+               "--metric", "nmi", "--rule", "default")
+    frame = pd.read_csv(io.StringIO(out.out))
+    assert set(frame["metric"]) == {"nmi"} and set(frame["rule"]) == {"default"}
+
+
+@pytest.mark.parametrize("fmt, written", [
+    ("markdown", ["results.md"]), ("latex", ["results.tex"]), ("csv", ["results.csv"]),
+    ("terminal", ["results.csv", "results.md", "results.tex"]),
+])
+def test_report_out_writes_the_format_asked_for(store, tmp_path, capsys, fmt, written):
+    out = tmp_path / "tables"
+    err = _run(capsys, "report", "--results-dir", str(store), "--format", fmt,
+               "--out", str(out)).err
+    assert sorted(p.name for p in out.iterdir()) == written
+    for name in written:
+        assert f"wrote {out / name}" in err
+
+
+def test_written_csv_is_the_printed_csv(store, tmp_path, capsys):
+    printed = _run(capsys, "report", "--results-dir", str(store), "--format", "csv",
+                   "--out", str(tmp_path)).out
+    assert (tmp_path / "results.csv").read_text() == printed
+
+
+def test_report_help_says_what_out_writes(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["report", "--help"])
+    assert exit_.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "all three with --format terminal" in text
+
+
+def test_html_page_names_records_of_other_protocols(store, tmp_path, capsys):
+    page = tmp_path / "summary.html"
+    err = _run(capsys, "report", "--results-dir", str(store), "--html", str(page)).err
+    assert "2 record(s) of other evaluation protocols left out" in err
+    text = page.read_text()
+    assert "Not in these tables and figures: 2 record(s) of other evaluation protocols left out" \
+        in text
+    assert "kmeans_init=k-means++" in text
+
+
+def test_methods_lists_grid_default_and_whole_summaries(capsys):
+    out = _run(capsys, "methods").out
+    line = next(row for row in out.splitlines() if row.startswith("scfs "))
+    assert "alpha (5), beta (5)" in line and "alpha=1.0, beta=100.0" in line
+    words = " ".join(out.split())
+    # the summary in full (wrapped, never cut mid-word)
+    assert ("K-means UFS: the h features whose rank-k spectral K-means objective is best "
+            "(exact subset).") in words
+    assert "ufsbench methods NAME" in out
+
+
+def test_methods_name_shows_parameters_constraints_grid_default_paper(capsys):
+    out = _run(capsys, "methods", "scfs").out
+    words = " ".join(out.split())
+    assert out.startswith("scfs: SCFS: sample-level self-expression")
+    assert "paper: SCFS: Subspace Clustering unsupervised Feature Selection" in words
+    assert "grid: alpha=[0.0001, 0.01, 1.0, 100.0, 10000.0]" in words and "(25 setting(s))" in words
+    assert "default: alpha=1.0, beta=100.0" in words
+    assert "preset: gamma=1000000.0, update=split" in words
+    assert "||X - G G^T X||_F^2 + alpha ||X W - G||_F^2" in out   # the model equation
+    rows = {line.split()[0]: line for line in out.splitlines() if line[:1].isalpha()}
+    assert "a float in the range (0.0, 1.0]" in rows["exponent"]     # declared constraint
+    assert "one of 'kmeans', 'random'" in rows["init"]
+    assert "set by the run" in rows["n_features_to_select"]
+
+
+def test_methods_help_is_help_and_unknown_name_one_line(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["methods", "--help"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.startswith("usage: ufsbench methods [-h] [NAME]")
+    with pytest.raises(SystemExit) as exit_:
+        main(["methods", "nope"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.count("\n") == 1 and "unknown method 'nope'" in err
+
+
+def test_outputs_of_the_readme_commands_are_ignored_by_git():
+    """What the README's commands write (figures, tables, the HTML page) never shows as
+    untracked in a clone; the committed reference reports are not ignored."""
+    import re
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    from ufsbench.plots import DEFAULT_OUT
+
+    root = Path(__file__).resolve().parents[1]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    readme = (root / "README.md").read_text()
+    written = set(re.findall(r"ufsbench report .*?--(?:out|html) (results/\S+)", readme))
+    assert {"results/tables", "results/summary.html"} <= written
+    paths = sorted(written | {DEFAULT_OUT.as_posix()})
+    probes = [f"{p}/x.png" if not p.endswith(".html") else p for p in paths]
+    ignored = subprocess.run(["git", "check-ignore", *probes], cwd=root, capture_output=True,
+                             text=True).stdout.split()
+    assert sorted(ignored) == sorted(probes)
+    tracked = subprocess.run(["git", "ls-files", "results"], cwd=root, capture_output=True,
+                             text=True).stdout.split()
+    assert tracked and not subprocess.run(["git", "check-ignore", "--no-index", *tracked],
+                                          cwd=root, capture_output=True, text=True).stdout.split()
