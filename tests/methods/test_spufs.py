@@ -11,6 +11,8 @@ from ufsbench.methods.base import make_selector
 from ufsbench.methods.spufs import SPUFS
 from ufsbench.numerics import l21_reweight, row_norms
 
+from _reference_spufs import spufs_reference
+
 
 @pytest.fixture(scope="module")
 def data():
@@ -69,14 +71,30 @@ def test_no_penalty_gives_identity():
     assert np.allclose(sel.scores_, 1.0, atol=1e-8)
 
 
-def test_primal_and_dual_solvers_agree():
-    ds = make_synthetic(n_samples=40, n_features=120, n_informative=5, n_clusters=2,
+@pytest.mark.parametrize("shape", [(40, 120), (90, 30)])
+def test_solvers_give_the_reference_iterates(shape):
+    """Both solvers follow the plain IRLS of the BL9 model (tests/methods/_reference_spufs.py),
+    on d > n and d < n data."""
+    n, d = shape
+    ds = make_synthetic(n_samples=n, n_features=d, n_informative=5, n_clusters=2,
                         random_state=5)
-    a = SPUFS(solver="primal", max_iter=10, tol=0.0).fit(ds.X)
-    for solver in ("dual", "factored"):
+    W, history = spufs_reference(ds.X, max_iter=10, tol=0.0)
+    for solver in ("primal", "factored"):
         b = SPUFS(solver=solver, max_iter=10, tol=0.0).fit(ds.X)
-        assert np.allclose(a.W_, b.W_, atol=1e-8)
-        assert np.allclose(a.objective_history_, b.objective_history_, rtol=1e-9)
+        assert np.allclose(b.W_, W, atol=1e-8)
+        assert np.allclose(b.objective_history_, history, rtol=1e-9)
+        assert np.allclose(b.scores_, row_norms(W), atol=1e-8)
+
+
+@pytest.mark.parametrize("old, new", [("dense", "primal"), ("dual", "factored")])
+def test_deprecated_solver_values_warn_and_run_their_replacement(old, new):
+    ds = make_synthetic(n_samples=30, n_features=60, n_informative=5, n_clusters=2,
+                        random_state=5)
+    with pytest.warns(FutureWarning, match=f"solver={new!r}"):
+        a = SPUFS(solver=old, max_iter=5, tol=0.0).fit(ds.X)
+    b = SPUFS(solver=new, max_iter=5, tol=0.0).fit(ds.X)
+    np.testing.assert_array_equal(a.scores_, b.scores_)
+    assert a.objective_history_ == b.objective_history_
 
 
 @pytest.fixture(scope="module")
@@ -87,9 +105,9 @@ def wide():
 
 
 @pytest.mark.parametrize("alpha,beta", [(1.0, 1.0), (1e2, 1e-2), (1e-2, 1e2), (1e4, 1e4)])
-def test_factored_path_equals_dense_path(wide, alpha, beta):
+def test_factored_path_equals_primal_path(wide, alpha, beta):
     """Same IRLS iterates: objective history, scores, ranking and W (formed on demand)."""
-    dense = SPUFS(alpha=alpha, beta=beta, solver="dense", max_iter=15, tol=0.0).fit(wide.X)
+    dense = SPUFS(alpha=alpha, beta=beta, solver="primal", max_iter=15, tol=0.0).fit(wide.X)
     fast = SPUFS(alpha=alpha, beta=beta, solver="factored", max_iter=15, tol=0.0).fit(wide.X)
     assert len(fast.W_factors_) == 2 and len(dense.W_factors_) == 1
     np.testing.assert_allclose(fast.objective_history_, dense.objective_history_, rtol=1e-9)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -14,7 +15,11 @@ from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
 from ufsbench.numerics import knn_graph, l21_reweight, laplacian
 from ufsbench.numerics.irls import smoothed_l21_norm, solve_gram_plus_diag
 
-SOLVERS = ("auto", "factored", "dual", "primal", "dense")
+SOLVERS = ("auto", "factored", "primal")
+#: Deprecated ``solver`` values (accepted for one release, with a FutureWarning) -> the solver
+#: that runs: "dense" was an alias of "primal"; "dual" formed W (d x d) from the n x n system,
+#: the same iterates as "factored" up to floating point.
+DEPRECATED_SOLVERS = {"dense": "primal", "dual": "factored"}
 
 
 class _FactoredWStep:
@@ -104,11 +109,10 @@ class SPUFS(UFSSelector):
     ``solver="factored"`` (the default for d > n, "auto") never forms W or any d x d matrix: W =
     B X with B (d x n) by the push-through identity, and the row norms of W, the reweighting and
     the objective come from n x n and n x d products (:class:`_FactoredWStep`), O(n^2 d) per
-    iteration and O(n d) memory. ``"dual"`` solves the same n x n system but forms W (d x d,
-    O(n d^2) per iteration); ``"primal"`` / ``"dense"`` solves
-    the d x d system (O(d^3)), the default for d <= n. All give the same iterates up to floating
-    point (tested); ``W_`` is formed on demand from ``W_factors_`` after a factored fit.
-    ``benchmarks/bench_spufs.py`` compares them.
+    iteration and O(n d) memory. ``"primal"`` solves the d x d system (O(d^3)), the default for
+    d <= n. Both give the iterates of the plain IRLS of the BL9 model up to floating point
+    (tested against ``tests/methods/_reference_spufs.py``); ``W_`` is formed on demand from
+    ``W_factors_`` after a factored fit. ``benchmarks/bench_spufs.py`` compares them.
 
     Parameters
     ----------
@@ -124,8 +128,8 @@ class SPUFS(UFSSelector):
         Smoothing of the l2,1 norm.
     max_iter, tol : int, float, default 100, 1e-6
         IRLS stopping rule.
-    solver : "auto", "factored", "dual", "primal" or "dense" (= "primal"), default "auto"
-        See Speed.
+    solver : "auto", "factored" or "primal", default "auto"
+        See Speed. "dense" (= "primal") and "dual" (runs "factored") are deprecated.
     memory : None, str or joblib.Memory, default None
         Where to cache the kNN graph S (it depends on X, k and sigma only); None computes it on
         every fit.
@@ -156,7 +160,8 @@ class SPUFS(UFSSelector):
         "eps": [Interval(Real, 0, np.inf, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, np.inf, closed="left")],
-        "solver": [StrOptions(set(SOLVERS))],
+        "solver": [StrOptions(set(SOLVERS) | set(DEPRECATED_SOLVERS),
+                              deprecated=set(DEPRECATED_SOLVERS))],
         "memory": MEMORY_CONSTRAINT,
     }
 
@@ -192,11 +197,15 @@ class SPUFS(UFSSelector):
         return fit + self.alpha * l21 + self.beta * graph
 
     def _resolve_solver(self, n: int, d: int) -> str:
+        if self.solver in DEPRECATED_SOLVERS:
+            warnings.warn(f"SPUFS solver={self.solver!r} is deprecated and will be removed in the "
+                          f"next release; use solver={DEPRECATED_SOLVERS[self.solver]!r}",
+                          FutureWarning, stacklevel=4)
         if self.alpha == 0:
             return "lstsq"
         if self.solver == "auto":
             return "factored" if d > n else "primal"
-        return "primal" if self.solver == "dense" else self.solver
+        return DEPRECATED_SOLVERS.get(self.solver, self.solver)
 
     def _fit(self, X):
         n, d = X.shape
