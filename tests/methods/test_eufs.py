@@ -104,8 +104,8 @@ def test_bad_parameters(data):
 
 
 def _frozen_admm(sel, X, iterations):
-    """The ADMM loop of the session-start code (commit 0df8ac1), one fresh array per operation:
-    the reference for the in-place buffered loop."""
+    """The ADMM loop of the class doc's steps, one fresh array per operation: the reference
+    for the in-place buffered loop."""
     from ufsbench.numerics import orthonormal_polar
     from ufsbench.numerics.indicators import kmeans_scaled_indicator
     alpha, beta, c = sel.alpha, sel.beta, sel.n_clusters
@@ -130,7 +130,7 @@ def _frozen_admm(sel, X, iterations):
 
 @pytest.mark.parametrize("alpha,beta", [(1.0, 1.0), (1e-6, 1e6), (1e6, 1e-6), (1e-2, 1e2)])
 @pytest.mark.parametrize("order", ["C", "F"])
-def test_buffered_loop_matches_the_session_start_loop(wide_data, alpha, beta, order):
+def test_buffered_loop_matches_the_reference_loop(wide_data, alpha, beta, order):
     """Same scores, objective history and E as the allocating loop, on d > n data in both memory
     orders (the .mat loader gives column-major X); only BLAS round-off may differ."""
     X = np.asarray(wide_data.X, order=order)

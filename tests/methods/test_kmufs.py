@@ -319,7 +319,7 @@ def test_gram_polar_falls_back_to_the_svd_when_the_gram_is_ill_conditioned(kappa
                                     {"admm": "vanilla", "max_iter": 300}])
 @pytest.mark.parametrize("data, k, h", [("synthetic", 3, 8), ("digits", 10, 20)])
 def test_gram_polar_fit_matches_the_svd_fit(request, data, k, h, params):
-    """polar="svd" is the session-start computation (commit 0df8ac1); the Gram form changes only
+    """polar="svd" is the thin-SVD computation of the polar factor; the Gram form changes only
     round-off, so the ADMM stops at the same iteration with the same support and objectives."""
     X = request.getfixturevalue(data)
     X = X.X if hasattr(X, "X") else X

@@ -100,8 +100,8 @@ def test_bad_input_and_parameters(data):
 
 
 def _frozen_fit(sel, X, iterations):
-    """The loop of the session-start code (commit 0df8ac1): eight products with X an iteration
-    and the objective from the n x d residual. The reference for both solvers."""
+    """The plain loop of the update rules: eight products with X an iteration and the objective
+    from the n x d residual. The reference for both solvers."""
     from sklearn.utils import check_random_state
 
     from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
@@ -127,7 +127,7 @@ def _frozen_fit(sel, X, iterations):
 @pytest.mark.parametrize("solver", ["data", "gram"])
 @pytest.mark.parametrize("alpha,beta", [(1.0, 1.0), (1e4, 1e-4), (1e-4, 1e4), (1e2, 1e2)])
 @pytest.mark.parametrize("shape", ["tall", "wide"])
-def test_solvers_match_the_session_start_loop(data, wide_data, shape, solver, alpha, beta):
+def test_solvers_match_the_reference_loop(data, wide_data, shape, solver, alpha, beta):
     """Scores and objective history of both solvers against the allocating loop, on n > d and
     d > n data in column-major order (as the .mat loader gives it); round-off only."""
     X = np.asfortranarray((data if shape == "tall" else wide_data).X)

@@ -173,7 +173,7 @@ def test_bad_parameters(data):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_implicit_lars_equals_gram_form(n, d, K, h, seed):
     # The implicit-Gram LARS (used for d > n) against scikit-learn on the formed d x d Gram (the
-    # form MCFS used before, still used for d <= n): same supports, coefficients to round-off,
+    # form MCFS uses for d <= n): same supports, coefficients to round-off,
     # same selection; d > n with h < n and h > n (the ridge lets the path pass n), and d < n.
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d))
@@ -281,7 +281,7 @@ def test_counts_above_the_reachable_cardinality_without_ridge():
 @pytest.mark.parametrize("solver", ["implicit", "gram"])
 def test_scaled_path_reaches_the_count_with_the_same_steps(solver):
     # Small-scale data: the unscaled path hits scikit-learn's absolute alpha <= float32 eps stop
-    # long before h non-zeros (as MCFS on lymphoma or pix10p did). The power-of-two scale of y
+    # long before h non-zeros (as unscaled MCFS paths on lymphoma or pix10p do). The power-of-two scale of y
     # must leave every step before that stop bitwise the same (times s) and reach h.
     from ufsbench.methods.mcfs import path_scale
     from ufsbench.numerics.lars import SparseLarsPath, lasso_lars_ridge_path
@@ -307,7 +307,7 @@ def test_scaled_path_reaches_the_count_with_the_same_steps(solver):
                                               max_iter=max_iter)
         plain = SparseLarsPath.from_dense(alphas, dense)
     (scaled,) = spectral_lars_paths(X, y[:, None], h, solver=solver)
-    assert plain.nnz().max() < h <= scaled.nnz().max()          # the old stop, and now reached
+    assert plain.nnz().max() < h <= scaled.nnz().max()          # unscaled stops short of h
     for step in range(len(plain)):
         assert np.array_equal(scaled.coef(step), s * plain.coef(step))
 
@@ -319,7 +319,7 @@ def test_mcfs_reaches_every_count_on_lymphoma():
 
     data = load_dataset("lymphoma", data_dir=data_dir(), download=False)
     fit = make_selector("mcfs", n_clusters=data.n_classes, n_features_to_select=300).fit(data.X)
-    assert np.all(fit.cardinality_ == 300)        # was 127-194 per eigenvector before scaling
+    assert np.all(fit.cardinality_ == 300)        # unscaled: 127-194 per eigenvector
     assert np.all(fit.scores_[fit.support_] > 0)  # no count filled with zero scores
 
 

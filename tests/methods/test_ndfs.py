@@ -98,7 +98,7 @@ def test_large_n_path_equals_dense_path(data, monkeypatch):
 
 
 def reference_fit(X, c, alpha, beta, max_iter, gamma=1e8, tol=1e-6, eps=1e-8, method="auto"):
-    """Frozen F/W iteration of commit 0df8ac1 (small n): the dense n x n M of Eq. (13) from the
+    """The explicit F/W iteration (small n, the reference): the dense n x n M of Eq. (13) from the
     d x n solve T, its element-wise sign split, W = T F. Returns (scores, n_iter)."""
     from ufsbench.numerics import knn_graph, l21_reweight, laplacian, sym
     from ufsbench.numerics.irls import solve_gram_plus_diag

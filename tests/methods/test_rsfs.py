@@ -80,10 +80,10 @@ def test_bad_parameters(data):
         make_selector("rsfs", nu=-1.0).fit(data.X)
 
 
-# -- the fast fit against a frozen copy of the session-start fit (commit 0df8ac1) ----------------
+# -- the fast fit against a frozen reference fit ---------------------------------------------------
 
 def reference_rsfs_scores(sel, X):
-    """RSFS's fit as at commit 0df8ac1: dense Laplacian, Gram formed in every W-step, no cache.
+    """RSFS's fit in its plain form: dense Laplacian, Gram formed in every W-step, no cache.
     Returns (scores, objective history)."""
     from ufsbench.methods.rsfs import row_normalised_laplacian
     from ufsbench.numerics import l21_reweight
@@ -116,7 +116,7 @@ def reference_rsfs_scores(sel, X):
                                            ("wide_data", "dense")])
 @pytest.mark.parametrize("alpha, beta, nu", [(1.0, 1.0, 1.0), (1e-3, 1e-3, 1e-3), (1e3, 1e3, 1e3),
                                              (1e-3, 1e3, 1e3), (1e2, 1e-2, 1e-1)])
-def test_fit_equals_session_start_fit(request, which, solver, alpha, beta, nu):
+def test_fit_equals_the_reference_fit(request, which, solver, alpha, beta, nu):
     X = request.getfixturevalue(which).X
     sel = make_selector("rsfs", n_clusters=3, random_state=0, alpha=alpha, beta=beta, nu=nu,
                         solver=solver).fit(X)

@@ -117,20 +117,20 @@ def test_large_n_fit_forms_no_n_by_n_array():
     assert peak < 8 * n * n / 2                     # one float64 n x n array: 72 MB
 
 
-# -- the fast fit against a frozen copy of the session-start fit (commit 0df8ac1) ----------------
+# -- the fast fit against a frozen reference fit ---------------------------------------------------
 
-def reference_rufs_scores(sel, X, at="0df8ac1"):
-    """RUFS's fit as at commit 0df8ac1 (every Gram formed by general products, every residual
-    recomputed, no cache) or, ``at="4659e4b"``, with the three operations that commit computes
-    differently (the cached-Gram W0, the syrk-form W-step, (Q_r G)^T X): then bitwise that
-    commit's fit, the code before the bitwise-exact speed-ups. Returns (scores, history)."""
+def reference_rufs_scores(sel, X, same_products=False):
+    """RUFS's fit in its plain form (every Gram formed by general products, every residual
+    recomputed, no cache) or, ``same_products=True``, with the three products formed as the fit
+    forms them (the Gram-based W0 of ridge_solve, the syrk-form W-step, (Q_r G)^T X): then the
+    fit must equal it bit for bit. Returns (scores, history)."""
     from ufsbench.numerics import l21_reweight
     from ufsbench.numerics.gram_solve import ridge_solve, solve_weighted_gram_plus_diag
     from ufsbench.numerics.indicators import kmeans_scaled_indicator
     from ufsbench.numerics.irls import solve_gram_plus_diag
     from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
 
-    now = at == "4659e4b"
+    now = same_products
     solve = solve_weighted_gram_plus_diag if now else solve_gram_plus_diag
     c, (alpha, beta, nu, zeta, eps) = sel.n_clusters, (sel.alpha, sel.beta, sel.nu, sel.zeta,
                                                        sel.eps)
@@ -164,7 +164,7 @@ def reference_rufs_scores(sel, X, at="0df8ac1"):
 @pytest.mark.parametrize("which", ["data", "wide_data"])          # d x d and n x n W-steps
 @pytest.mark.parametrize("nu, alpha, beta", [(1.0, 1.0, 1.0), (1e-6, 1e-6, 1e-6), (1e6, 1e6, 1e6),
                                              (1e6, 1e-6, 1e6), (1e-2, 1e2, 1e-4)])
-def test_fit_equals_session_start_fit(request, which, nu, alpha, beta):
+def test_fit_equals_the_reference_fit(request, which, nu, alpha, beta):
     X = request.getfixturevalue(which).X
     sel = make_selector("rufs", n_clusters=3, random_state=0, nu=nu, alpha=alpha, beta=beta,
                         max_iter=8).fit(X)
@@ -221,11 +221,11 @@ def test_residual_row_norms_bitwise_equal_the_plain_formula(x_order, f_order):
 @pytest.mark.parametrize("which", ["data", "wide_data"])          # d x d and n x n W-steps
 @pytest.mark.parametrize("nu, alpha, beta", [(1.0, 1.0, 1.0), (1e-6, 1e6, 1e-6), (1e6, 1e-6, 1e6),
                                              (1e-2, 1e2, 1e-4)])
-def test_fit_bitwise_equals_the_fit_before_the_exact_speed_ups(request, which, nu, alpha, beta):
+def test_fit_bitwise_equals_the_reference_with_the_same_products(request, which, nu, alpha, beta):
     X = request.getfixturevalue(which).X
     sel = make_selector("rufs", n_clusters=3, random_state=0, nu=nu, alpha=alpha, beta=beta,
                         max_iter=6).fit(X)
-    scores, history = reference_rufs_scores(sel, X, at="4659e4b")
+    scores, history = reference_rufs_scores(sel, X, same_products=True)
     assert np.array_equal(sel.scores_, scores)
     assert sel.objective_history_ == history
 

@@ -64,13 +64,12 @@ class EUFS(UFSSelector):
     Parameters
     ----------
     alpha : weight of ||V||_{2,1}; beta : weight of the graph term (grid {1e-6, ..., 1e6}).
-    graph_form : "dense" (default; BLAS products with the n x n L, bitwise the session-start
-        iterates) or "sparse" (CSR L: O(n k c) instead of O(n^2 c) per product, 2-3x faster fits
-        at n ~ 600; NOT the default because the ADMM amplifies the changed round-off to ~1e-5
-        relative in the scores at some grid points, as much as it amplifies a change of the
-        memory order of X in the session-start code).
+    graph_form : "dense" (default; BLAS products with the n x n L) or "sparse" (CSR L: O(n k c)
+        instead of O(n^2 c) per product, 2-3x faster fits at n ~ 600; NOT the default because
+        the ADMM amplifies the different round-off to ~1e-5 relative in the scores at some grid
+        points, as much as it amplifies a change of the memory order of X).
     memory : None, str or joblib.Memory, default None
-        Where to cache the kNN heat-kernel graph (it depends on X and k, sigma only); None computes
+        Where to cache the kNN heat-kernel graph (it depends on X, k and sigma only); None computes
         it on every fit.
     """
 
@@ -144,7 +143,7 @@ class EUFS(UFSSelector):
         x_norm = max(np.linalg.norm(X), np.finfo(float).tiny)
         # The n x d arrays live in five row-major buffers written in place: a fresh n x d
         # temporary per operation (page faults) and strided reads of column-major data (.mat
-        # files) were most of an iteration. Every element-wise operation is the one of the
+        # files) would be most of an iteration. Every element-wise operation is the one of the
         # equations in the same order, so only the BLAS products' round-off can change.
         Xc = np.ascontiguousarray(X)
         Y2, Yn, E, A, XmUV = (np.zeros(X.shape) for _ in range(5))

@@ -109,7 +109,7 @@ class KMeansUFS(UFSSelector):
     the h x h Gram (``polar="gram"``, ``numerics.polar.gram_polar``: H (H^T H)^{-1/2}, one p h^2
     Gram product, an h x h ``eigh`` and one p h^2 product; the SVD form when H^T H is
     ill-conditioned), about 5x faster than the thin SVD of the p x h matrix (``polar="svd"``, kept
-    as the reference) at p = 2000, h = 100, where the SVD was 60% of an iteration. While mu is
+    as the reference) at p = 2000, h = 100, where the SVD is 60% of an iteration. While mu is
     small, H is dominated by A V (rank k < h) and its Gram is too ill-conditioned, so the first
     100-200 iterations keep the SVD: whole fits are 1.5-2.3x faster, same supports
     (``benchmarks/bench_kmufs.py --before``).

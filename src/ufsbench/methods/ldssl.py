@@ -25,7 +25,7 @@ SOLVERS = ("auto", "data", "gram")
 
 def ldssl_graph(X: np.ndarray, k: int, sigma: float | None, lam: float):
     """The kernelised local discriminant Laplacian of X (heat kernel on the kNN sets): depends on
-    (X, k, sigma, lam) only, so a grid sweep reads it from the disk cache (ufsbench.cache)."""
+    (X, k, sigma, lam) only, so a grid sweep may cache it (``memory``, ufsbench.cache)."""
     D = squared_distances(X)
     nbrs = knn_indices(D, min(k, X.shape[0] - 1))
     if sigma is None:
@@ -98,8 +98,8 @@ class LDSSL(UFSSelector):
         "data" (thin products with X, O(n d q)), "gram" (X^T X and X^T L+- X formed once,
         O(d^2 q)), "auto" = "gram" when d <= n. Neither forms the n x d residual X - XWH.
     memory : None, str or joblib.Memory, default None
-        Where to cache the local discriminant Laplacian (it depends on X and k, sigma, lam only); None computes
-        it on every fit.
+        Where to cache the local discriminant Laplacian (it depends on X, k, sigma and lam only);
+        None computes it on every fit.
     """
 
     reconstructed = True
@@ -208,7 +208,7 @@ class LDSSL(UFSSelector):
 class _DataProducts:
     """The products of an iteration from X itself (d > n): four thin products with X a step
     (X W, X^T X W, X H^T and one X^T [., .] for both W-step sides) instead of the eight plus the
-    n x d residual of the session-start loop. X W, X^T X W and L+- X W at the new W serve both
+    n x d residual of the plain formulas. X W, X^T X W and L+- X W at the new W serve both
     the objective and the next H- and W-steps. L_ld is local (non-zero only between samples
     sharing a kNN set), so its parts are applied as sparse matrices."""
 

@@ -33,13 +33,13 @@ def path_scale(xy: np.ndarray, n_samples: int) -> float:
     """The power of two s by which y is scaled before its LARS path is traced.
 
     Both LARS solvers stop once alpha = max |correlation| / n drops to float32 eps (~1.2e-7), an
-    absolute threshold (scikit-learn's rule). On small-n data the MCFS paths reach it long before
+    absolute threshold (scikit-learn's rule). On small-n data unscaled MCFS paths reach it long before
     h non-zeros (lymphoma: 127-194, pix10p: 102-109 instead of up to 300), while Cai's ``lars.m``
     has no such stop and runs until h variables are active. The lasso path of s y is s times the
     path of y with the same steps; scaling by a power of two is exact in floating point, so the
-    steps before the old stop are the same bits (times s) and the unit-norm coefficients MCFS
-    takes are unchanged there -- the path only goes on to the counts it used to miss. s lifts
-    alpha_0 to 2^30, putting the stop at ~1e-16 relative to alpha_0 (round-off level).
+    steps before the unscaled path's stop are the same bits (times s) and so are the unit-norm
+    coefficients MCFS takes there -- the path only goes on to the counts the unscaled one
+    misses. s lifts alpha_0 to 2^30, putting the stop at ~1e-16 relative to alpha_0 (round-off level).
     """
     alpha0 = float(np.max(np.abs(xy))) / n_samples if xy.size else 0.0
     if not np.isfinite(alpha0) or alpha0 <= 0.0 or alpha0 >= _PATH_ALPHA0:
@@ -192,23 +192,20 @@ class MCFS(UFSSelector):
       X^T X + ``ridge`` I with ``ridge = 1e-3`` (Cai's ``SR.m``); the ridge is what lets the path
       reach h >= n non-zeros. Cai's ``lars.m`` runs until h variables are active; scikit-learn's
       rule (which both our solvers mirror) also stops at alpha <= float32 eps, absolute, which
-      ended the small-n paths at 102-214 non-zeros (allaml, srbct, lymphoma, pix10p,
-      prostate_ge, jaffe, pie10p), so that higher counts were filled by zero scores. Each y_k is
+      ends the unscaled small-n paths at 102-214 non-zeros (allaml, srbct, lymphoma, pix10p,
+      prostate_ge, jaffe, pie10p), so that higher counts would get zero scores. Each y_k is
       therefore scaled by a power of two first (:func:`path_scale`, exact: the same steps, the
       same unit-norm coefficients), and the path goes on to h non-zeros as Cai's does.
     * Which step of the path: the *first* with h non-zeros, where the path stops. This is the
       paper's "specify the cardinality" and what Cai's ``lars.m`` returns when ``MCFS_p.m`` is
       run for h (its stop: ``vars >= h``). Run with a list of counts, Cai's ``SR.m`` instead
       stops at the largest and takes, for each smaller h, the *last* step with h non-zeros
-      before it, so a count's subset depends on the largest count asked for; not copied. (Until
-      commit 0455faf we took the last step with h non-zeros among the first 4h + 20 steps, an
-      approximation of that list rule which ran each path to 4h + 20 steps, ~2x the steps the
-      first arrival needs: 490-690 at h = 300 on prostate_ge, pix10p and coil20 against 1220.)
+      before it, so a count's subset depends on the largest count asked for; not copied.
       Non-zeros are counted as Cai's ``vars``, the active-set size after the step's drops: at a
       lasso drop step the dropped coefficient is zero in exact arithmetic, but round-off leaves
       ~1e-17 of the step's largest in ~10 % of the drops, depending on the BLAS kernel, and
-      counting that remainder stopped a path one step early (MCFS revision 1: a changed gemv
-      kernel alone changed 4 subsets on lymphoma and pix10p). ``lars.cardinality`` counts
+      counting that remainder stops a path one step early (another gemv kernel alone moves 4
+      subsets on lymphoma and pix10p). ``lars.cardinality`` counts
       coefficients above 1e-12 of the step's largest (remainders <= 7e-17, coefficients that
       stay >= 2e-8 on the papers' data sets).
       X is neither centred nor scaled and there is no intercept. The coefficient vector is
@@ -237,7 +234,7 @@ class MCFS(UFSSelector):
       (Skylake-X and Haswell kernels, 1 or 2 threads), and a fresh run's coil20 and att subsets
       differed from stored ones with Jaccard down to 0.5. The paper (any basis of the
       eigenspace is a solution) and Cai's ``eigs`` leave this open; we take the canonical basis
-      of :func:`ufsbench.numerics.linalg.canonical_eigenbasis` (MCFS revision 3).
+      of :func:`ufsbench.numerics.linalg.canonical_eigenbasis`.
     * K (``n_eigenvectors``) defaults to the number of clusters c (the paper's experiments and
       FSASL); Cai's code default is 5.
     * Graph: k = 5 neighbours, "or"-symmetrised, heat kernel exp(-||x_i - x_j||^2 / sigma) with
@@ -251,15 +248,13 @@ class MCFS(UFSSelector):
     Parameters
     ----------
     memory : None, str or joblib.Memory, default None
-        Where to cache the kNN graph (it depends on X and k, weight, sigma only); None computes
-        it on every fit.
+        Where to cache the kNN graph (it depends on X, k, weight and sigma only); None computes it
+        on every fit.
     """
 
     selection_kind = "subset"
     one_fit_serves_counts = True
-    #: 1: the first step with h non-zeros (was: the last among the first 4h + 20 steps).
-    #: 2: a drop step's round-off remainder no longer counts as a non-zero (lars.cardinality).
-    #: 3: a multiple eigenvalue's eigenvectors in a canonical basis (the same on every machine).
+    #: Version of the selections: raised whenever a fix changes them (CHANGELOG.md, Method history).
     revision = 3
     _parameter_constraints = {
         **UFSSelector._parameter_constraints,

@@ -132,9 +132,9 @@ class NDFS(UFSSelector):
     sparse part A (the kNN pattern of L, plus alpha I when d <= n) and a dense part, of which
     only the upper block triangle is formed (:func:`split_products_sym`; M is symmetric):
     Z = sqrt(alpha) X R^{-1}, M = A - Z Z^T. Same products and W as the explicit forms up to
-    round-off (tests/methods/test_ndfs.py keeps the 0df8ac1 iteration as reference).
+    round-off (tests/methods/test_ndfs.py compares them with the explicit n x n M).
     ``solver="dense"`` forces the d x d form. The start (F_0, spectral clustering on L) does not
-    depend on alpha or beta and is read from the disk cache (``ufsbench.cache``) within a sweep.
+    depend on alpha or beta and is cached at ``memory`` (``ufsbench.cache``) within a sweep.
 
     Decisions where the paper is silent or ambiguous:
 
@@ -146,7 +146,7 @@ class NDFS(UFSSelector):
       keeps F finite and non-negative for any data and any gamma. The printed rule has no descent
       guarantee for a mixed-sign M, so a printed step that raises Tr(F^T M F) +
       (gamma/2)||F^T F - I||^2 is replaced by the split form, which does not. ``update="split"``
-      takes the split form in every iteration (revision 0). Both are multiplicative rules with the same
+      takes the split form in every iteration. Both are multiplicative rules with the same
       fixed points; the printed one needs only M F, O(n d c) when d <= n, where the split needs
       every entry of the n x n M (O(n^2 d) per iteration: 33 s of a 9298-sample USPS fit).
       Columns of F are rescaled to unit norm after each step (as the public code does).
@@ -175,15 +175,12 @@ class NDFS(UFSSelector):
     Parameters
     ----------
     memory : None, str or joblib.Memory, default None
-        Where to cache the kNN graph and, for an integer
-        ``random_state``, the spectral start (it depends on X and k, sigma, n_clusters, init_offset and
-        the seed only); None computes
-        it on every fit.
+        Where to cache the kNN graph (it depends on X, k and sigma only) and, for an integer
+        ``random_state``, the spectral start (X, k, sigma, n_clusters, init_offset and the seed
+        only); None computes them on every fit.
     """
 
-    #: 1: Eq. (16) as printed wherever its denominator is positive (revision 0: the sign-split
-    #: form in every iteration; ``update="split"``). 2: a printed step that raises the
-    #: F-problem's objective is replaced by the split form.
+    #: Version of the selections: raised whenever a fix changes them (CHANGELOG.md, Method history).
     revision = 2
     _parameter_constraints = {
         **UFSSelector._parameter_constraints,
@@ -232,7 +229,7 @@ class NDFS(UFSSelector):
 
     def _start(self, X, L, large: bool):
         """F_0 and its labels. They depend on X and fixed parameters only (not alpha, beta), so
-        with an integer seed a grid sweep reads them from the disk cache: the n x n eigensolve
+        with an integer seed a grid sweep reads them from ``memory``: the n x n eigensolve
         and the 10 K-means restarts run once per data set instead of once per grid point."""
         seed = self.random_state
         if (isinstance(seed, (int, np.integer)) and memory_location(self.memory) is not None

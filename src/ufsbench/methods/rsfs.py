@@ -33,8 +33,8 @@ def rsfs_start(X: np.ndarray, k: int, sigma, n_clusters: int, random_state, init
     """(L, Y0, labels): the graph Laplacian of RSFS's code (sparse CSR, for the iterations) and
     the spectral-clustering start. Data, graph parameters and seed only: cached per data set.
 
-    Y0 comes from the dense L exactly as before (dense subset eigh below SPARSE_MIN_SAMPLES);
-    only the returned copy is sparse (the same entries: L has O(n k) non-zeros, and the
+    Y0 comes from the dense L (dense subset eigh below SPARSE_MIN_SAMPLES); only the returned
+    copy is sparse (the same entries: L has O(n k) non-zeros, and the
     iterations' L Y products cost O(n k c) instead of O(n^2 c))."""
     S = knn_graph(X, k=k, weight="heat", sigma=sigma)
     L = row_normalised_laplacian(S)
@@ -75,18 +75,17 @@ class RSFS(UFSSelector):
       (obj_old - obj_new) / obj_new < ``tol`` = 1e-3 or after ``max_iter`` = 20 iterations (code).
     * The d > n case uses the n x n (Woodbury) form of the W-step (``solver="auto"``).
     * Cost (same results up to round-off): the graph, its Laplacian and the spectral start depend
-      on the data and the seed only and are read from the disk cache (:func:`rsfs_start`); the
-      d x d W-step reuses the cached X^T X (only D changes), the n x n one forms X R^{-1} X^T by
+      on the data and the seed only and are cached at ``memory`` (:func:`rsfs_start`); the
+      d x d W-step reuses one X^T X (only D changes), the n x n one forms X R^{-1} X^T by
       a symmetric rank-k product; the iterations multiply by the sparse L.
     * ``labels_`` = argmax of each row of Y.
 
     Parameters
     ----------
     memory : None, str or joblib.Memory, default None
-        Where to cache the graph Laplacian with the spectral start
-        (for an integer ``random_state``) and the Gram X^T X or X X^T (it depends on X and k, sigma,
-        n_clusters, init_offset and the seed only); None computes
-        it on every fit.
+        Where to cache the Gram X^T X or X X^T (it depends on X only) and, for an integer
+        ``random_state``, the graph Laplacian with the spectral start (X, k, sigma, n_clusters,
+        init_offset and the seed only); None computes them on every fit.
     """
 
     _parameter_constraints = {
@@ -161,7 +160,7 @@ class RSFS(UFSSelector):
         Lp, Lm = pos_part(L), neg_part(L)
         method = SOLVER_METHODS[self.solver]
         primal = method == "primal" or (method == "auto" and d <= n)
-        gram = cached_call(self.memory, data_gram, X) if primal else None        # X^T X, once per data set
+        gram = cached_call(self.memory, data_gram, X) if primal else None   # X^T X, once per X
         Z = np.zeros((n, c))
         weights = None                                               # D = I
         history = []

@@ -83,7 +83,8 @@ def rufs_first_steps(X: np.ndarray, n_clusters: int, random_state, ratio: float,
     beta / alpha only (not on nu, nor on alpha and beta apart), so a grid sweep computes it once
     per ratio (17 ratios on RUFS's 7 x 7 (alpha, beta) grid) and reads it back for every other
     setting; the formulas are those of the loop in ``RUFS._fit``, so the results are bitwise
-    the same."""
+    the same. ``start_memory``: where the start (:func:`rufs_start`) is cached, shared by every
+    ratio (a location, part of this function's cache key; None computes it)."""
     G, F = cached_seeded_call(start_memory, rufs_start, X, random_state, n_clusters=n_clusters)
     W0 = ridge_solve(X, G, ratio)
     q_h = 0.5 / smoothed_row_norms(X @ W0 - G, eps)
@@ -147,15 +148,14 @@ class RUFS(UFSSelector):
     * zeta = 1e7 as Qian's code; eps = 1e-8 inside every smoothed norm; at most ``max_iter`` outer
       iterations (code: 20), stop when the relative objective decrease is below ``tol``.
     * ``labels_`` = argmax of each row of G.
-    * Cost (same results up to round-off): G0, F0 depend on the data and the seed only and are
-      read from the disk cache (:func:`rufs_start`), W0 from the cached X^T X (or X X^T); the
-      W-step forms X^T Q_h X (or its n x n form) as a symmetric rank-k product; the row norms
-      of X - G F and X W - G computed for the objective serve the next iteration's reweighting.
-      Since then, bitwise the same results (stored grid results must stay reproducible, and
-      at small beta / alpha one-ulp noise on the residual norms moves coil20's scores by up to
-      4e-7 relative): the start, W0 and the first W-step depend on beta / alpha only and are
-      cached per ratio (:func:`rufs_first_steps`); the residuals X - G F go through one
-      row-major buffer (:func:`residual_row_norms`).
+    * Cost: G0, F0 depend on the data and the seed only and are cached at ``memory``
+      (:func:`rufs_start`); the W-step forms X^T Q_h X (or its n x n form) as a symmetric
+      rank-k product; the row norms of X - G F and X W - G computed for the objective serve
+      the next iteration's reweighting. The start, W0 and the first W-step depend on
+      beta / alpha only and are cached per ratio (:func:`rufs_first_steps`); the residuals
+      X - G F go through one row-major buffer (:func:`residual_row_norms`). These keep every
+      bit of the plain loop (at small beta / alpha one-ulp noise on the residual norms moves
+      coil20's scores by up to 4e-7 relative, and stored grid results must stay reproducible).
 
     Parameters
     ----------
@@ -164,10 +164,10 @@ class RUFS(UFSSelector):
     k : neighbours of the graph (5); lambda_r : local kernel-ridge parameter (0.1);
     sigma : heat-kernel width (None: mean squared kNN distance).
     memory : None, str or joblib.Memory, default None
-        Where to cache the graph and, for an integer ``random_state``,
-        the start and first W-steps (it depends on X and k, lambda_r, sigma, graph, n_clusters,
-        beta / alpha, eps and the seed only); None computes
-        it on every fit.
+        Where to cache the graph (it depends on X, graph, k, lambda_r and sigma only) and, for an
+        integer ``random_state``, the start (X, n_clusters and the seed only) and the steps before
+        the first G-step (X, n_clusters, the seed, beta / alpha and eps only); None computes them on
+        every fit.
     """
 
     _parameter_constraints = {
@@ -248,7 +248,7 @@ class RUFS(UFSSelector):
 
         # Everything before the first G-step (G0, F0, W0 = (X^T X + (beta/alpha) I)^{-1} X^T G0
         # as Qian's code, the first W-step W1) depends on the data, the seed and beta / alpha
-        # only: computed once per ratio in a sweep, read from the disk cache afterwards.
+        # only: computed once per ratio in a sweep, read from ``memory`` afterwards.
         G, F, W, W1, norms_r = cached_seeded_call(
             self.memory, rufs_first_steps, X, self.random_state, n_clusters=c,
             ratio=beta / alpha, eps=eps, start_memory=memory_location(self.memory))
