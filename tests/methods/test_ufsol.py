@@ -84,7 +84,7 @@ def test_theorem_1_semi_nmf_loss_is_kmeans_sse():
 @pytest.mark.parametrize("solver", ["dense", "shift_invert"])
 def test_orthogonality_and_monotone_objective(small, graph, solver):
     sel = make_selector("ufsol", n_clusters=3, random_state=0, graph=graph, alpha=1.0, beta=0.1,
-                        preprocess="zscore", eigen_solver=solver, tol=0, max_iter=12,
+                        preprocess="zscore", solver=solver, tol=0, max_iter=12,
                         n_init=2).fit(small.X)
     assert 3 <= sel.n_iter_ == len(sel.orthogonality_history_) == len(sel.objective_history_)
     assert max(sel.orthogonality_history_) < 1e-10                   # W^T W = I every iterate
@@ -124,14 +124,27 @@ def test_shift_invert_matches_dense_when_d_exceeds_n():
     ds = make_synthetic(n_samples=40, n_features=120, n_informative=5, n_clusters=2,
                         random_state=2)
     fits = [make_selector("ufsol", n_clusters=2, random_state=0, alpha=1.0, beta=1.0,
-                          eigen_solver=s, max_iter=8, n_init=2).fit(ds.X)
-            for s in ("dense", "shift_invert", "lanczos")]
-    assert fits[1].eigen_solver_ == "shift_invert"
-    for fast in fits[1:]:
-        np.testing.assert_allclose(fits[0].scores_, fast.scores_, atol=1e-7)
-        np.testing.assert_allclose(fits[0].objective_history_, fast.objective_history_,
-                                   rtol=1e-8)
-    assert make_selector("ufsol").fit(ds.X).eigen_solver_ == "shift_invert"   # auto, d > 2n
+                          solver=s, max_iter=8, n_init=2).fit(ds.X)
+            for s in ("dense", "shift_invert")]
+    assert fits[1].solver_ == "shift_invert"
+    np.testing.assert_allclose(fits[0].scores_, fits[1].scores_, atol=1e-7)
+    np.testing.assert_allclose(fits[0].objective_history_, fits[1].objective_history_,
+                               rtol=1e-8)
+    assert make_selector("ufsol").fit(ds.X).solver_ == "shift_invert"   # auto, d > 2n
+
+
+@pytest.mark.parametrize("old, new", [("dense", "dense"), ("shift_invert", "shift_invert"),
+                                      ("lanczos", "shift_invert")])
+def test_deprecated_eigen_solver_warns_and_runs_solver(old, new):
+    ds = make_synthetic(n_samples=30, n_features=70, n_informative=5, n_clusters=2,
+                        random_state=2)
+    fit = dict(n_clusters=2, random_state=0, max_iter=4, n_init=2)
+    with pytest.warns(FutureWarning, match=f"use solver={new!r}"):
+        old_fit = make_selector("ufsol", eigen_solver=old, **fit).fit(ds.X)
+    new_fit = make_selector("ufsol", solver=new, **fit).fit(ds.X)
+    assert old_fit.solver_ == new
+    np.testing.assert_array_equal(old_fit.scores_, new_fit.scores_)
+    assert old_fit.objective_history_ == new_fit.objective_history_
 
 
 # -- large n: the d x d form -----------------------------------------------------------------
@@ -153,10 +166,10 @@ def test_gram_form_equals_n_by_n_form(graph):
 
 @pytest.mark.parametrize("graph", GRAPHS)
 def test_dense_d_by_d_path_matches_n_by_n_solver(graph):
-    # eigen_solver="dense" runs the d x d form; "lanczos" (dense_below=0) still applies the
-    # n x n M: same fit (d <= 2n here, where "auto" picks the d x d form).
+    # solver="dense" runs the d x d form; "shift_invert" applies the n x n M: same fit (d <= 2n
+    # here, where "auto" picks the d x d form).
     fits = [make_selector("ufsol", n_clusters=3, random_state=0, graph=graph, alpha=1.0,
-                          beta=0.1, eigen_solver=s, max_iter=6, n_init=2, tol=0).fit(
+                          beta=0.1, solver=s, max_iter=6, n_init=2, tol=0).fit(
                               make_synthetic(n_samples=80, n_features=12, n_informative=4,
                                              n_clusters=3, random_state=5).X)
             for s in ("dense", "shift_invert")]
@@ -190,7 +203,7 @@ def test_large_n_fit_forms_no_n_by_n_array(monkeypatch):
     sel.fit(ds.X)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert sel.eigen_solver_ == "dense"
+    assert sel.solver_ == "dense"
     assert peak < 8 * n * n / 2
 
 
@@ -255,6 +268,7 @@ def test_constant_features_rank_last_and_preprocess_options(small):
 @pytest.mark.parametrize("params,match", [
     ({"graph": "knn"}, "'graph' parameter"), ({"alpha": -1.0}, "'alpha' parameter"),
     ({"beta": np.inf}, "'beta' parameter"), ({"preprocess": "pca"}, "'preprocess' parameter"),
+    ({"solver": "arpack"}, "'solver' parameter"), ({"solver": "lanczos"}, "'solver' parameter"),
     ({"eigen_solver": "arpack"}, "'eigen_solver' parameter"),
     ({"n_components": 30}, "n_components=30 must satisfy"), ({"eps": 0.0}, "'eps' parameter"),
     ({"sigma": -1.0}, "'sigma' parameter"), ({"k": 2.7}, "'k' parameter"),
@@ -273,7 +287,7 @@ def test_raw_triplet_weights_option_indefinite_path():
     X = _zscore(ds.X)
     assert np.linalg.eigvalsh(ufsol_laplacian(X, "triplet", normalize_c=False)).min() < -1e-8
     fits = [make_selector("ufsol", n_clusters=2, random_state=0, alpha=10.0, beta=0.1,
-                          normalize_c=False, eigen_solver=s, max_iter=6, n_init=2).fit(ds.X)
+                          normalize_c=False, solver=s, max_iter=6, n_init=2).fit(ds.X)
             for s in ("dense", "shift_invert")]
     np.testing.assert_allclose(fits[0].scores_, fits[1].scores_, atol=1e-7)
     h = np.array(fits[1].objective_history_)
@@ -297,7 +311,7 @@ def _reference_fit(sel, X):
     X = sel._preprocess(X)
     X = X[:, X.std(axis=0) > 0]                     # the fit's constant-feature filter (a copy)
     sel.alpha_ = 0.0 if sel.graph == "none" else float(sel.alpha)
-    solver = sel.eigen_solver
+    solver = sel.solver
     gram = solver == "dense"
     sel._x_norm2 = float(np.linalg.norm(X, 2) ** 2)
     if gram:
@@ -347,7 +361,7 @@ def test_fit_equals_reference_computation(graph, alpha, beta, solver):
     data = make_synthetic(n_samples=40, n_features=d, n_informative=5, n_clusters=3,
                           random_state=2)
     params = dict(n_clusters=3, random_state=5, graph=graph, alpha=alpha, beta=beta,
-                  eigen_solver=solver, preprocess="zscore", max_iter=12, n_init=4)
+                  solver=solver, preprocess="zscore", max_iter=12, n_init=4)
     fast = make_selector("ufsol", **params).fit(data.X)
     scores, labels, history = _reference_fit(make_selector("ufsol", **params), data.X)
     np.testing.assert_array_equal(fast.scores_, scores)
@@ -355,14 +369,14 @@ def test_fit_equals_reference_computation(graph, alpha, beta, solver):
     assert fast.objective_history_ == history
 
 
-@pytest.mark.parametrize("eigen_solver", ["dense", "shift_invert"])
-def test_unit_norm_rows_at_beta_far_above_alpha_are_tied_in_the_seeded_order(eigen_solver):
+@pytest.mark.parametrize("solver", ["dense", "shift_invert"])
+def test_unit_norm_rows_at_beta_far_above_alpha_are_tied_in_the_seeded_order(solver):
     """At beta = 1e6, alpha = 1e-6 W sits on n_components coordinate axes: row norms of 1 up to
     an ulp, whose order compared exactly is round-off's (ORL, binalpha). They are tied, ordered
     by the permutation random_state seeds, and a 1e-15 perturbation of the data keeps the order."""
     ds = make_synthetic(n_samples=40, n_features=120, n_informative=5, n_clusters=3,
                         random_state=1)
-    fit = dict(n_clusters=3, beta=1e6, alpha=1e-6, random_state=0, eigen_solver=eigen_solver)
+    fit = dict(n_clusters=3, beta=1e6, alpha=1e-6, random_state=0, solver=solver)
     reference = make_selector("ufsol", **fit).fit(ds.X)
     tied = np.flatnonzero(np.abs(reference.scores_ - reference.scores_.max()) < 1e-12)
     assert tied.size == 3                                       # n_components = c rows

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from scipy import linalg as sla
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
-from ufsbench.numerics import (knn_graph, l21_reweight, row_norms,
-                               smallest_eigvecs_diag_plus_lowrank, sym)
+from ufsbench.numerics import knn_graph, l21_reweight, row_norms, sym
 from ufsbench.numerics.exact_kmeans import kmeans_labels
 from ufsbench.numerics.graphs import sparse_knn_graph
 from ufsbench.numerics.lowrank_eig import smallest_eigh_shift_invert
@@ -22,7 +22,11 @@ from ufsbench.numerics.triplet import ordinal_laplacian, sparse_triplet_weights,
 
 GRAPHS = ("none", "similarity", "maxmargin", "triplet")
 PREPROCESS = ("unit_norm", "zscore", "none")
-EIGEN_SOLVERS = ("auto", "dense", "shift_invert", "lanczos")
+SOLVERS = ("auto", "dense", "shift_invert")
+#: Values of the deprecated ``eigen_solver`` (``solver``'s old name), accepted for one release with
+#: a FutureWarning; "lanczos" (plain Lanczos on G, a comparison path) runs "shift_invert".
+DEPRECATED_EIGEN_SOLVERS = {"auto": "auto", "dense": "dense", "shift_invert": "shift_invert",
+                            "lanczos": "shift_invert"}
 
 
 def ufsol_laplacian(X: np.ndarray, graph: str, k: int = 5, sigma: float | None = 1.0,
@@ -200,19 +204,18 @@ class UFSOL(UFSSelector):
       F_eps(W_t, V_t) = Tr(Y^T (alpha L + I - V^T V) Y) + beta sum_i sqrt(||W_i||^2 + eps), the value
       of (6) at the optimal R, after every iteration; ``orthogonality_history_`` holds
       max |W_t^T W_t - I|.
-    * W-step solver (``eigen_solver``): ``"dense"`` forms G (d x d) and calls LAPACK; for d > n,
-      ``"shift_invert"`` (the ``"auto"`` choice) runs Lanczos on (G - sI)^{-1} applied through
-      the Woodbury identity, warm-started from the previous W, O(d n^2) per iteration
-      (:mod:`ufsbench.numerics.lowrank_eig`); ``"lanczos"`` is plain Lanczos on G
-      (``ufsbench.numerics.smallest_eigvecs_diag_plus_lowrank``), which converges very slowly when
-      R spans many orders of magnitude (kept for comparison). ``auto`` = dense when d <= 2n
-      (where LAPACK is faster, see benchmarks/bench_ufsol.py), else shift_invert.
+    * W-step solver (``solver``): ``"dense"`` forms G (d x d) and calls LAPACK;
+      ``"shift_invert"`` runs Lanczos on (G - sI)^{-1} applied through the Woodbury identity,
+      warm-started from the previous W, O(d n^2) per iteration
+      (:mod:`ufsbench.numerics.lowrank_eig`; plain Lanczos on G converges very slowly when R
+      spans many orders of magnitude). ``"auto"`` = dense when d <= 2n (where LAPACK is faster,
+      see benchmarks/bench_ufsol.py), else shift_invert.
     * Large n (e.g. USPS, 9298 x 256): the dense W-step never forms the n x n
       M = alpha L + I - V^T V. X^T M X = alpha X^T L X + X^T X - (V X)^T (V X) is assembled in
       d x d form: X^T L X once per fit from the sparse kNN/triplet L (built by a blockwise
       neighbour search, no n x n distance matrix; for max-margin (1/n) s s^T - X^T X),
-      V X from the cluster sums; the objective is Tr(W^T (X^T M X) W). The shift_invert and
-      lanczos solvers (d > 2n, i.e. small n) keep the n x n M; tests check both forms agree.
+      V X from the cluster sums; the objective is Tr(W^T (X^T M X) W). The shift_invert solver
+      (chosen for d > 2n, i.e. small n) keeps the n x n M; tests check both forms agree.
 
     Parameters
     ----------
@@ -237,10 +240,13 @@ class UFSOL(UFSSelector):
         Stopping rule.
     n_init : int, default 10
         K-means restarts per V-step.
-    eigen_solver : "auto", "dense", "shift_invert" or "lanczos", default "auto"
+    solver : "auto", "dense" or "shift_invert", default "auto"
         The W-step's eigensolver (see above).
     normalize_c : bool, default True
         The §4.3 normalisation of the triplet C; False = raw Eq. (2).
+    eigen_solver : deprecated
+        The old name of ``solver`` (a FutureWarning; "lanczos" runs "shift_invert"); removed in
+        the next release.
     memory : None, str or joblib.Memory, default None
         Where to cache the graph term (X^T L X, or L for the n x n solvers; it depends on the
         preprocessed X, graph, k, sigma and normalize_c only); None computes it on every fit.
@@ -255,7 +261,7 @@ class UFSOL(UFSSelector):
         The last K-means partition.
     alpha_ : float
         The effective graph weight (0 for graph="none").
-    eigen_solver_ : str
+    solver_ : str
         The W-step solver used.
     objective_history_, orthogonality_history_ : list of float
         F_eps and max |W^T W - I| after every iteration.
@@ -288,7 +294,9 @@ class UFSOL(UFSSelector):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, np.inf, closed="left")],
         "n_init": [Interval(Integral, 1, None, closed="left")],
-        "eigen_solver": [StrOptions(set(EIGEN_SOLVERS))],
+        "solver": [StrOptions(set(SOLVERS))],
+        "eigen_solver": [StrOptions(set(DEPRECATED_EIGEN_SOLVERS)),
+                         Hidden(StrOptions({"deprecated"}))],
         "normalize_c": ["boolean"],
         "memory": MEMORY_CONSTRAINT,
     }
@@ -296,7 +304,7 @@ class UFSOL(UFSSelector):
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
                  beta=1.0, graph="triplet", k=5, sigma=None, n_components=None,
                  preprocess="unit_norm", eps=1e-8, max_iter=40, tol=1e-6, n_init=10,
-                 eigen_solver="auto", normalize_c=True, memory=None):
+                 solver="auto", normalize_c=True, eigen_solver="deprecated", memory=None):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -311,6 +319,7 @@ class UFSOL(UFSSelector):
         self.max_iter = max_iter
         self.tol = tol
         self.n_init = n_init
+        self.solver = solver
         self.eigen_solver = eigen_solver
         self.normalize_c = normalize_c
         self.memory = memory
@@ -360,7 +369,7 @@ class UFSOL(UFSSelector):
                 low = None                      # raw triplet L is indefinite: Weyl bound
             _, W = smallest_eigh_shift_invert(diag, X.T, M, d2, v0=W_prev, lower_bound=low)
         else:
-            _, W = smallest_eigvecs_diag_plus_lowrank(diag, X.T, M, d2, v0=W_prev, dense_below=0)
+            raise ValueError(f"unknown W-step solver {solver!r}")
         return W
 
     def _objective(self, Y, M, W, gram: bool = False) -> float:
@@ -384,10 +393,15 @@ class UFSOL(UFSSelector):
         X = X[:, keep]
         d_in, d = d, X.shape[1]
         self.alpha_ = 0.0 if self.graph == "none" else float(self.alpha)
-        solver = self.eigen_solver
+        solver = self.solver
+        if self.eigen_solver != "deprecated":
+            solver = DEPRECATED_EIGEN_SOLVERS[self.eigen_solver]
+            warnings.warn(f"UFSOL's eigen_solver is deprecated and will be removed in the next "
+                          f"release; use solver={solver!r} (eigen_solver={self.eigen_solver!r} "
+                          f"was given)", FutureWarning, stacklevel=3)
         if solver == "auto":
             solver = "dense" if d <= 2 * n else "shift_invert"
-        self.eigen_solver_ = solver
+        self.solver_ = solver
         self._x_norm2 = float(np.linalg.norm(X, 2) ** 2) if (
             solver == "shift_invert" and self.graph == "maxmargin") else 0.0
         # d x d form (the dense W-step): X^T M X with M = alpha L + I - V^T V is
