@@ -64,6 +64,10 @@ class EUFS(UFSSelector):
     Parameters
     ----------
     alpha : weight of ||V||_{2,1}; beta : weight of the graph term (grid {1e-6, ..., 1e6}).
+    k, sigma : neighbours (5) and heat-kernel width (None: mean squared kNN distance) of the graph.
+    normalized_laplacian : use I - D^{-1/2} S D^{-1/2} instead of D - S.
+    mu0, rho, mu_max : initial ADMM penalty, its growth factor and cap.
+    max_iter, tol : iteration cap and tolerance on the relative primal residual.
     graph_form : "dense" (default; BLAS products with the n x n L) or "sparse" (CSR L: O(n k c)
         instead of O(n^2 c) per product, 2-3x faster fits at n ~ 600; NOT the default because
         the ADMM amplifies the different round-off to ~1e-5 relative in the scores at some grid
@@ -71,6 +75,11 @@ class EUFS(UFSSelector):
     memory : None, str or joblib.Memory, default None
         Where to cache the kNN heat-kernel graph (it depends on X, k and sigma only); None computes
         it on every fit.
+
+    Attributes
+    ----------
+    scores_ (||v_r||), labels_, U_ (n x c), V_ (d x c), Z_, E_ (the last iterates), mu_ (the
+    final penalty), n_iter_, objective_history_, residual_history_.
     """
 
     _parameter_constraints = {

@@ -100,6 +100,12 @@ class LDSSL(UFSSelector):
     memory : None, str or joblib.Memory, default None
         Where to cache the local discriminant Laplacian (it depends on X, k, sigma and lam only);
         None computes it on every fit.
+    max_iter, tol : iteration cap (300) and relative-decrease stop (1e-6).
+    eta : damping exponent of the multiplicative W-step (0.25; 1 is undamped).
+
+    Attributes
+    ----------
+    scores_ (||w_i||), W_ (d x q), H_ (q x d), laplacian_ (L_ld), objective_history_, n_iter_.
     """
 
     reconstructed = True

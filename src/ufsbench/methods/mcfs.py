@@ -247,9 +247,18 @@ class MCFS(UFSSelector):
 
     Parameters
     ----------
+    k, weight, sigma : neighbours (5), edge weight ("heat", "binary" or "cosine") and heat-kernel
+        width (None: mean squared kNN distance) of the graph.
+    n_eigenvectors : K, the eigenvectors regressed (None: n_clusters).
+    ridge : the ridge of the LARS Gram X^T X + ridge I (1e-3, Cai's ``SR.m``).
     memory : None, str or joblib.Memory, default None
         Where to cache the kNN graph (it depends on X, k, weight and sigma only); None computes it
         on every fit.
+
+    Attributes
+    ----------
+    support_, scores_ (max_k |a_kj| of the unit-norm coefficients), coef_ (d x K), cardinality_
+    (non-zeros of each coefficient vector), embedding_ (n x K), eigenvalues_.
     """
 
     selection_kind = "subset"

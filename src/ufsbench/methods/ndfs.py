@@ -174,10 +174,23 @@ class NDFS(UFSSelector):
 
     Parameters
     ----------
+    alpha, beta : weights of the regression term and of ||W||_{2,1} (Eq. (8)).
+    gamma : weight of the orthogonality penalty (1e8).
+    k, sigma : neighbours (5) and heat-kernel width (None: mean squared kNN distance).
+    max_iter, tol : iteration cap (100) and relative-decrease stop (1e-6).
+    eps : smoothing inside the reweighting 1 / (2 sqrt(||w^i||^2 + eps)).
+    init_offset : added to the hard spectral-clustering start (0.2 times its mean entry).
+    solver : W-step form: "dense" (d x d), "woodbury" (n x n) or "auto" (d x d when d <= n).
+    update : "auto" (Eq. (16) as printed, the split form where needed) or "split" (always).
     memory : None, str or joblib.Memory, default None
         Where to cache the kNN graph (it depends on X, k and sigma only) and, for an integer
         ``random_state``, the spectral start (X, k, sigma, n_clusters, init_offset and the seed
         only); None computes them on every fit.
+
+    Attributes
+    ----------
+    scores_ (||w^i||), labels_, init_labels_ (of the spectral start), F_ (n x c), W_ (d x c),
+    objective_history_, n_iter_.
     """
 
     #: Version of the selections: raised whenever a fix changes them (CHANGELOG.md, Method history).

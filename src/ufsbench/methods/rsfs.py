@@ -82,10 +82,22 @@ class RSFS(UFSSelector):
 
     Parameters
     ----------
+    alpha, beta, nu : weights of the regression, ||W||_{2,1} and ||Z||_1.
+    gamma : weight of the orthogonality penalty (1e8).
+    k, sigma : neighbours (5) and heat-kernel width (None: mean squared kNN distance).
+    max_iter, tol : iteration cap (20) and relative-decrease stop (1e-3).
+    eps : smoothing inside the reweighting 1 / (2 sqrt(||w^i||^2 + eps)).
+    init_offset : added to the hard spectral-clustering start (0.2 times its mean entry).
+    solver : W-step form: "dense" (d x d), "woodbury" (n x n) or "auto" (d x d when d <= n).
     memory : None, str or joblib.Memory, default None
         Where to cache the Gram X^T X or X X^T (it depends on X only) and, for an integer
         ``random_state``, the graph Laplacian with the spectral start (X, k, sigma, n_clusters,
         init_offset and the seed only); None computes them on every fit.
+
+    Attributes
+    ----------
+    scores_ (||w^i||), labels_, init_labels_ (of the spectral start), Y_ (n x c), W_ (d x c),
+    Z_ (n x c), objective_history_, n_iter_.
     """
 
     _parameter_constraints = {

@@ -163,11 +163,19 @@ class RUFS(UFSSelector):
         (KMUFS Eq. (34) names; grid {1e-6, ..., 1e6}).
     k : neighbours of the graph (5); lambda_r : local kernel-ridge parameter (0.1);
     sigma : heat-kernel width (None: mean squared kNN distance).
+    graph : "local_learning" (the authors' T) or "knn" (normalised kNN Laplacian).
+    zeta : weight of the orthogonality penalty (1e7); exponent : eta of the G-step (0.25).
+    max_iter, tol : iteration cap (20) and relative-decrease stop; eps : smoothing of every
+        l2,1 norm.
     memory : None, str or joblib.Memory, default None
         Where to cache the graph (it depends on X, graph, k, lambda_r and sigma only) and, for an
         integer ``random_state``, the start (X, n_clusters and the seed only) and the steps before
         the first G-step (X, n_clusters, the seed, beta / alpha and eps only); None computes them on
         every fit.
+
+    Attributes
+    ----------
+    scores_ (||w_r||), labels_, G_ (n x c), F_ (c x d), W_ (d x c), objective_history_, n_iter_.
     """
 
     _parameter_constraints = {
