@@ -170,7 +170,7 @@ def test_objective_non_increasing_default_rule(data, gamma, alpha, beta):
     h = np.asarray(sel.objective_history_)
     assert len(h) >= 2
     # (13) with the exact l2,1 norm may rise by at most beta * p * sqrt(eps) (smoothed D).
-    slack = 1e-10 * np.abs(h[:-1]) + beta * X.shape[1] * np.sqrt(sel.epsilon)
+    slack = 1e-10 * np.abs(h[:-1]) + beta * X.shape[1] * np.sqrt(sel.eps)
     assert np.all(np.diff(h) <= slack)
 
 
@@ -200,9 +200,22 @@ def test_w_step_forms_equal_direct_inverse_of_eq6(n, p):
 
 def test_w_step_solver_choice_does_not_change_fit(data):
     X = zscore(data.X)[:40]                                     # p = 60 > n = 40
-    a = _fit(X, w_solver="primal", max_iter=15, tol=0.0)
-    b = _fit(X, w_solver="dual", max_iter=15, tol=0.0)
+    a = _fit(X, solver="primal", max_iter=15, tol=0.0)
+    b = _fit(X, solver="dual", max_iter=15, tol=0.0)
     np.testing.assert_allclose(a.scores_, b.scores_, rtol=1e-7, atol=1e-12)
+
+
+@pytest.mark.parametrize("old, new", [(dict(w_solver="dual"), dict(solver="dual")),
+                                      (dict(epsilon=1e-6), dict(eps=1e-6)),
+                                      (dict(preprocess=None), dict(preprocess="none"))])
+def test_deprecated_names_warn_and_fit_as_the_new_ones(data, old, new):
+    X = zscore(data.X)[:40]
+    with pytest.warns(FutureWarning, match="deprecated"):
+        a = make_selector("scfs", n_clusters=3, random_state=0, max_iter=5, tol=0.0,
+                          **old).fit(X)
+    b = _fit(X, max_iter=5, tol=0.0, **new)
+    np.testing.assert_array_equal(a.scores_, b.scores_)
+    assert a.objective_history_ == b.objective_history_
 
 
 # -- selection quality, determinism, stopping, init ------------------------------------------
@@ -275,8 +288,9 @@ def test_stopping_rule_and_bookkeeping(data):
 
 @pytest.mark.parametrize("params", [dict(alpha=0), dict(beta=-1.0), dict(gamma=-1.0),
                                     dict(update="lee"), dict(exponent=0.0), dict(exponent=2),
-                                    dict(init="svd"), dict(w_solver="qr"), dict(max_iter=0),
-                                    dict(preprocess="zscore"), dict(epsilon=0.0)])
+                                    dict(init="svd"), dict(solver="qr"), dict(max_iter=0),
+                                    dict(preprocess="zscore"), dict(eps=0.0),
+                                    dict(w_solver="qr"), dict(epsilon=0.0)])
 def test_bad_parameters_raise(data, params):
     (name,) = params
     with pytest.raises(UFSBenchError, match=f"'{name}' parameter of SCFS"):

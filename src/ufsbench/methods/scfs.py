@@ -9,7 +9,7 @@ import numpy as np
 from scipy import sparse
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
 from ufsbench.methods.base import UFSSelector, register
 from ufsbench.numerics import l21_norm, l21_reweight, row_norms
@@ -20,8 +20,11 @@ from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
 UPDATES = ("split", "printed")
 W_SOLVERS = ("auto", "primal", "dual")
 INITS = ("kmeans", "random")
-#: Preprocessing choices besides None (X as given).
-PREPROCESS = ("shift",)
+#: Preprocessing: "none" (X as given) or "shift" (each feature's minimum subtracted); None is
+#: the deprecated spelling of "none".
+PREPROCESS = ("none", "shift")
+#: Marks a deprecated parameter that was not passed (scikit-learn's convention).
+DEPRECATED = "deprecated"
 #: Constant added to the K-means indicator matrix so that no entry of G0 is 0 (a 0 never moves).
 INIT_OFFSET = 0.2
 
@@ -37,7 +40,7 @@ def scfs_w_step(X: np.ndarray, G: np.ndarray, d: np.ndarray, alpha: float, beta:
     O(n^2 p + n^3), the fast form when p >> n. ``"auto"`` takes the dual form when p > n.
     Both need beta > 0 and d > 0 (then both matrices are symmetric positive definite). The solve
     itself is the shared ``ufsbench.numerics.irls.solve_gram_plus_diag`` with reg = beta d / alpha,
-    which refuses an unknown ``solver`` (SCFS validates its ``w_solver`` once, before the fit).
+    which refuses an unknown ``solver`` (SCFS validates its ``solver`` once, before the fit).
     """
     # Dividing Eq. (6) by alpha: W = (X^T X + (beta/alpha) D)^{-1} X^T G.
     return solve_gram_plus_diag(X, G, (beta / alpha) * np.asarray(d, dtype=float), method=solver)
@@ -165,13 +168,13 @@ class SCFS(UFSSelector):
       code starts from fuzzy c-means memberships; K-means indicators plus a constant is the
       hard-membership analogue. ``init="random"``: uniform(0.1, 1) entries, same scaling.
     - D0 = I as in Algorithm 1; then D from Eq. (7) in the smoothed form of the shared helper,
-      D_ii = 1 / (2 sqrt(||w_i||^2 + eps)) (``epsilon``, default 1e-8; the paper's
+      D_ii = 1 / (2 sqrt(||w_i||^2 + eps)) (``eps``, default 1e-8; the paper's
       1 / (2||w_i|| + eps) does not majorise the l2,1 norm exactly, the smoothed form does).
     - Stopping: the printed criterion (obj(t) - obj(t-1)) / obj(t) < 1e-5 is met by any
       decrease (negative left side); it is read as |obj(t-1) - obj(t)| / |obj(t)| < ``tol``
       (1e-5), with a cap of ``max_iter`` iterations (not stated; the authors' code uses 1000).
       One iteration is W-step, G-step, D-step; ``objective_history_[t]`` is (13) after it.
-    - W-step: ``w_solver="auto"`` uses the n x n dual (Woodbury) form when p > n (identical
+    - W-step: ``solver="auto"`` uses the n x n dual (Woodbury) form when p > n (identical
       result; see ``scfs_w_step`` and benchmarks/bench_scfs.py). No extra 1e-6 I is added
       (the authors' code adds one); beta > 0 and D > 0 already make the system definite.
     - Default alpha = 1, beta = 100 (the paper gives none; both are in its grid). For fixed G
@@ -180,7 +183,7 @@ class SCFS(UFSSelector):
       of G and can outrank informative ones (tested on synthetic data); beta/alpha = 100 avoids it.
     - gamma = 1e6 as in §5.3 (a fixed parameter, not tuned). With that value n gamma dominates
       X X^T, so the penalty keeps G G^T e close to e and G moves slowly away from G0.
-    - Preprocessing: not stated; ``preprocess=None`` uses X as given, ``"shift"`` subtracts each
+    - Preprocessing: not stated; ``preprocess="none"`` uses X as given, ``"shift"`` subtracts each
       feature's minimum (the authors' code shifts X to be non-negative).
     - ``update="printed"``: when G becomes non-finite the fit stops with a ConvergenceWarning and
       keeps the last W; ``g_min_history_`` records min(G) per iteration so that the breakdown
@@ -199,14 +202,17 @@ class SCFS(UFSSelector):
         paper's step form. Ignored by ``update="printed"``.
     init : "kmeans" or "random", default "kmeans"
         G0 (see above).
-    w_solver : "auto", "primal" or "dual", default "auto"
+    solver : "auto", "primal" or "dual", default "auto"
         The W-step's linear solve (see above).
-    preprocess : None or "shift", default None
+    preprocess : "none" or "shift", default "none"
         X as given, or each feature's minimum subtracted.
     max_iter, tol : int, float, default 1000, 1e-5
         Stopping rule (see above).
-    epsilon : float, default 1e-8
+    eps : float, default 1e-8
         Smoothing of the l2,1 reweighting D.
+    w_solver, epsilon : deprecated
+        The old names of ``solver`` and ``eps`` (a FutureWarning; removed in the next release);
+        ``preprocess=None`` is the deprecated spelling of "none".
 
     Attributes
     ----------
@@ -237,17 +243,20 @@ class SCFS(UFSSelector):
         # eta in (0, 1]: 0 would freeze G, and the proven monotone step is eta <= 1/4.
         "exponent": [Interval(Real, 0, 1, closed="right")],
         "init": [StrOptions(set(INITS))],
-        "w_solver": [StrOptions(set(W_SOLVERS))],
-        "preprocess": [StrOptions(set(PREPROCESS)), None],
+        "solver": [StrOptions(set(W_SOLVERS))],
+        "preprocess": [StrOptions(set(PREPROCESS)), None],          # None: deprecated "none"
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, np.inf, closed="left")],
         # eps > 0 keeps the reweighting D_ii = 1 / (2 sqrt(||w_i||^2 + eps)) finite for zero rows.
-        "epsilon": [Interval(Real, 0, np.inf, closed="neither")],
+        "eps": [Interval(Real, 0, np.inf, closed="neither")],
+        "w_solver": [StrOptions(set(W_SOLVERS)), Hidden(StrOptions({DEPRECATED}))],
+        "epsilon": [Interval(Real, 0, np.inf, closed="neither"), Hidden(StrOptions({DEPRECATED}))],
     }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
                  beta=100.0, gamma=1e6, update="split", exponent=0.25, init="kmeans",
-                 w_solver="auto", preprocess=None, max_iter=1000, tol=1e-5, epsilon=1e-8):
+                 solver="auto", preprocess="none", max_iter=1000, tol=1e-5, eps=1e-8,
+                 w_solver=DEPRECATED, epsilon=DEPRECATED):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -257,10 +266,12 @@ class SCFS(UFSSelector):
         self.update = update
         self.exponent = exponent
         self.init = init
-        self.w_solver = w_solver
+        self.solver = solver
         self.preprocess = preprocess
         self.max_iter = max_iter
         self.tol = tol
+        self.eps = eps
+        self.w_solver = w_solver
         self.epsilon = epsilon
 
     # -- initialisation -------------------------------------------------------------------------
@@ -286,7 +297,24 @@ class SCFS(UFSSelector):
         eta = float(self.exponent)
         return multiplicative_step(G, num ** eta, den ** eta)
 
+    def _renamed(self) -> tuple[str, float]:
+        """(solver, eps), from the deprecated names where they were passed (FutureWarning)."""
+        solver, eps = self.solver, self.eps
+        if self.w_solver != DEPRECATED:
+            warnings.warn("SCFS's w_solver is deprecated and will be removed in the next release; "
+                          "use solver", FutureWarning, stacklevel=4)
+            solver = self.w_solver
+        if self.epsilon != DEPRECATED:
+            warnings.warn("SCFS's epsilon is deprecated and will be removed in the next release; "
+                          "use eps", FutureWarning, stacklevel=4)
+            eps = self.epsilon
+        if self.preprocess is None:
+            warnings.warn("SCFS's preprocess=None is deprecated and will be removed in the next "
+                          "release; use preprocess='none'", FutureWarning, stacklevel=4)
+        return solver, eps
+
     def _fit(self, X):
+        solver, eps = self._renamed()
         rng = check_random_state(self.random_state)
         if self.preprocess == "shift":
             X = X - X.min(axis=0)
@@ -301,7 +329,7 @@ class SCFS(UFSSelector):
         history, g_min = [], []
         self.converged_ = False
         for _ in range(int(self.max_iter)):
-            W_new = scfs_w_step(X, G, d, alpha, beta, self.w_solver)  # Eq. (6)
+            W_new = scfs_w_step(X, G, d, alpha, beta, solver)          # Eq. (6)
             G_new = self._g_step(X, G, X @ W_new, Bneg, ngamma)      # Eq. (11) / split rule
             W = W_new
             if not np.all(np.isfinite(G_new)):
@@ -312,7 +340,7 @@ class SCFS(UFSSelector):
                 break
             G = G_new
             g_min.append(float(G.min()))
-            d = l21_reweight(W, eps=self.epsilon, factor=0.5)  # Eq. (7), smoothed
+            d = l21_reweight(W, eps=eps, factor=0.5)           # Eq. (7), smoothed
             history.append(scfs_objective(X, G, W, alpha, beta, gamma))  # Eq. (13)
             if len(history) > 1 and abs(history[-2] - history[-1]) \
                     <= self.tol * max(abs(history[-1]), np.finfo(float).tiny):
