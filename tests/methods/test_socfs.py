@@ -75,11 +75,24 @@ def test_centering_makes_fit_shift_invariant(data):
     assert np.allclose(a.scores_, b.scores_, rtol=1e-6, atol=1e-10)
 
 
-def test_m_must_be_at_least_c(data):
-    with pytest.raises(UFSBenchError, match="m=2 must not be below n_clusters=3"):
-        make_selector("socfs", n_clusters=3, m=2).fit(data.X)
-    sel = make_selector("socfs", n_clusters=3, m=5, max_iter=3, random_state=0).fit(data.X)
+def test_n_components_must_be_at_least_c(data):
+    with pytest.raises(UFSBenchError, match="n_components=2 must not be below n_clusters=3"):
+        make_selector("socfs", n_clusters=3, n_components=2).fit(data.X)
+    sel = make_selector("socfs", n_clusters=3, n_components=5, max_iter=3,
+                        random_state=0).fit(data.X)
     assert sel.W_.shape == (60, 5) and sel.B_.shape == (5, 3)
+
+
+@pytest.mark.parametrize("method", ["socfs", "socfs_triplet"])
+def test_deprecated_m_warns_and_fits_as_n_components(data, method):
+    with pytest.raises(UFSBenchError, match="m=2 must not be below n_clusters=3"):
+        make_selector(method, n_clusters=3, m=2).fit(data.X)
+    with pytest.warns(FutureWarning, match="use n_components"):
+        old = make_selector(method, n_clusters=3, m=5, max_iter=3, random_state=0).fit(data.X)
+    new = make_selector(method, n_clusters=3, n_components=5, max_iter=3,
+                        random_state=0).fit(data.X)
+    np.testing.assert_array_equal(old.W_, new.W_)
+    assert old.objective_history_ == new.objective_history_
 
 
 def test_finite_on_high_dimensional_input():

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
@@ -69,7 +70,8 @@ class SOCFS(UFSSelector):
     * X is centred per feature (``center=True``, as Han's code).
     * The bias b of the stated model is dropped (b = 0), as in Han's code where the b-step is
       commented out.
-    * m = n_clusters when ``m=None`` (UFSOL §5.2: d2 = c); m >= c is required by B^T B = I.
+    * m (``n_components``) = n_clusters when None (UFSOL §5.2: d2 = c); m >= c is required by
+      B^T B = I.
     * Start as Han's code: E = orth(rand(n, c)), B = orth(rand(m, c)), W and H uniform random,
       drawn from ``random_state``.
     * Han's code runs a fixed 50 x 50 iterations; we keep those caps (``max_iter``,
@@ -84,8 +86,8 @@ class SOCFS(UFSSelector):
         Weight of ||W||_{2,1} (the paper's lambda; Han's default 100).
     lambda2 : float, default 100.0
         Weight of the splitting penalty ||E - H||^2 enforcing E >= 0 (Han's default 100).
-    m : int or None, default None
-        Projection dimension (None = n_clusters; at least n_clusters).
+    n_components : int or None, default None
+        m, the projection dimension (None = n_clusters; at least n_clusters).
     max_iter, inner_iter : int, default 50, 50
         Caps on the outer iterations and on the E/H rounds per outer iteration (Han's code).
     tol : float, default 1e-7
@@ -95,6 +97,8 @@ class SOCFS(UFSSelector):
         Smoothing of the l2,1 reweighting.
     center : bool, default True
         Centre every feature (Han's code).
+    m : deprecated
+        The old name of ``n_components`` (a FutureWarning; removed in the next release).
 
     Attributes
     ----------
@@ -115,7 +119,8 @@ class SOCFS(UFSSelector):
         # The l2,1 reweighting needs lambda_ > 0 (a small value such as 1e-6 instead of 0).
         "lambda_": [Interval(Real, 0, np.inf, closed="neither")],
         "lambda2": [Interval(Real, 0, np.inf, closed="left")],
-        "m": [Interval(Integral, 1, None, closed="left"), None],
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "m": [Interval(Integral, 1, None, closed="left"), None, Hidden(StrOptions({"deprecated"}))],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "inner_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, np.inf, closed="left")],               # 0 = the fixed count
@@ -125,13 +130,14 @@ class SOCFS(UFSSelector):
     }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, lambda_=100.0,
-                 lambda2=100.0, m=None, max_iter=50, inner_iter=50, tol=1e-7, eps=1e-8,
-                 center=True):
+                 lambda2=100.0, n_components=None, max_iter=50, inner_iter=50, tol=1e-7,
+                 eps=1e-8, center=True, m="deprecated"):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
         self.lambda_ = lambda_
         self.lambda2 = lambda2
+        self.n_components = n_components
         self.m = m
         self.max_iter = max_iter
         self.inner_iter = inner_iter
@@ -144,15 +150,27 @@ class SOCFS(UFSSelector):
     def _graph_penalty(self, X):
         return None
 
+    def _projection_dim(self) -> tuple[str, int | None]:
+        """(the name it was passed under, n_components): ``m`` is its deprecated name."""
+        if self.m != "deprecated":
+            return "m", self.m
+        return "n_components", self.n_components
+
     def _check_parameter_relations(self) -> None:
-        if self.m is not None and self.m < self.n_clusters:
-            raise self._invalid(f"m={self.m!r} must not be below n_clusters={self.n_clusters!r}; "
-                                f"B^T B = I needs m >= n_clusters (m=None sets m = n_clusters)")
+        name, value = self._projection_dim()
+        if value is not None and value < self.n_clusters:
+            raise self._invalid(f"{name}={value!r} must not be below n_clusters="
+                                f"{self.n_clusters!r}; B^T B = I needs m >= n_clusters "
+                                f"({name}=None sets m = n_clusters)")
 
     def _fit(self, X):
         n, d = X.shape
         c = self.n_clusters_
-        m = c if self.m is None else int(self.m)
+        name, value = self._projection_dim()
+        if name == "m":
+            warnings.warn(f"{type(self).__name__}'s m is deprecated and will be removed in the "
+                          f"next release; use n_components", FutureWarning, stacklevel=3)
+        m = c if value is None else int(value)
         if self.center:
             X = X - X.mean(axis=0)
         rng = check_random_state(self.random_state)
@@ -236,12 +254,12 @@ class SOCFSTriplet(SOCFS):
     }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, lambda_=100.0,
-                 lambda2=100.0, alpha=1.0, k=5, m=None, max_iter=50, inner_iter=50, tol=1e-7,
-                 eps=1e-8, center=True, memory=None):
+                 lambda2=100.0, alpha=1.0, k=5, n_components=None, max_iter=50, inner_iter=50,
+                 tol=1e-7, eps=1e-8, center=True, m="deprecated", memory=None):
         super().__init__(n_features_to_select=n_features_to_select, n_clusters=n_clusters,
-                         random_state=random_state, lambda_=lambda_, lambda2=lambda2, m=m,
-                         max_iter=max_iter, inner_iter=inner_iter, tol=tol, eps=eps,
-                         center=center)
+                         random_state=random_state, lambda_=lambda_, lambda2=lambda2,
+                         n_components=n_components, max_iter=max_iter, inner_iter=inner_iter,
+                         tol=tol, eps=eps, center=center, m=m)
         self.alpha = alpha
         self.k = k
         self.memory = memory
