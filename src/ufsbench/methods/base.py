@@ -285,9 +285,9 @@ class UFSSelector(SelectorMixin, BaseEstimator):
             raise UFSBenchError(f"{name}: every sample of X is the same (no feature varies); "
                                 f"there is nothing to select or cluster: check the data")
         # Finiteness and shape were checked above; scikit-learn records n_features_in_ without
-        # a second pass over X.
-        return validate_data(self, arr, dtype=np.float64, ensure_min_samples=2,
-                             ensure_all_finite=False, copy=False)
+        # a second pass over X (and a DataFrame's column names as feature_names_in_).
+        return validate_data(self, X if hasattr(X, "columns") else arr, dtype=np.float64,
+                             ensure_min_samples=2, ensure_all_finite=False, copy=False)
 
     def _resolve_n_features(self, n_features: int) -> int:
         m = self.n_features_to_select
