@@ -532,7 +532,7 @@ def load_results(results_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     across the cut at n_features, so that the tie order chose among them; 0 none; NaN in
     records older than this field).
     """
-    from ufsbench.datasets.registry import current_checksum
+    from ufsbench.datasets.registry import current_checksum, source_checksum
 
     rows = []
     for rec in ResultStore(results_dir).iter_records():
@@ -560,6 +560,8 @@ def load_results(results_dir: str | os.PathLike | None = None) -> pd.DataFrame:
         for name, value in key["params"].items():
             row[f"param_{name}"] = value
         current = current_checksum(key["dataset"])
+        if current is None and rec.get("data_source"):  # a user's file: hash it as it is now
+            current = source_checksum(rec["data_source"])
         row["revision"] = int(key.get("revision", 0))
         row["stale"] = ((current is not None and current != key["data_checksum"])
                         or row["revision"] != _current_revision(key["method"], row["revision"]))

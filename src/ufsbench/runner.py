@@ -96,6 +96,18 @@ class Task:
     keys: list = field(default_factory=list)
     #: Pid of the process running the sweep, for workers on this machine (see _exit_with_sweep).
     main_pid: int | None = None
+    #: A user's data file: its column names and where it came from (path, format, label
+    #: column), written into each record (not part of the keys).
+    feature_names: list | None = None
+    data_source: dict | None = None
+
+    def data_fields(self, selected) -> dict:
+        """What a record says about its data beyond the key: the file it came from and the
+        names of the selected features, when the data has them."""
+        fields = {"data_source": self.data_source} if self.data_source else {}
+        if self.feature_names is not None:
+            fields["selected_names"] = [self.feature_names[int(i)] for i in selected]
+        return fields
 
     def record_key(self, n_features: int, scoring: str) -> dict:
         return {**self._method_key(), "params": self.params, "n_features": int(n_features),
@@ -368,6 +380,7 @@ def _kmeans_records_from_one_fit(task: Task, store: ResultStore, X, y, todo: lis
         selected = selector.top_features(m)
         store.write_record(task.record_key(m, "kmeans"),
                            {**_kmeans_result(task, X, y, selected), "selected": selected,
+                            **task.data_fields(selected),
                             "tied_at_cut": selector.tied_at_cut(m),
                             "fit_time": fit_time, **(marks or {}), **_summary(selector),
                             "env": _task_environment(task)})
@@ -391,6 +404,7 @@ def _run_subset_count(task: Task, store: ResultStore, X, y, m: int, fitted=None)
         selector, fit_time = _fit(task, X, m, task.seed)
         selected = np.flatnonzero(selector.get_support())
         store.write_record(key, {**_kmeans_result(task, X, y, selected), "selected": selected,
+                                 **task.data_fields(selected),
                                  "fit_time": fit_time, **_summary(selector),
                                  "env": _task_environment(task)})
         written += 1
@@ -411,6 +425,7 @@ def _run_subset_count(task: Task, store: ResultStore, X, y, m: int, fitted=None)
         store.write_record(own_key, {"acc": acc, "nmi": nmis, "fit_seeds": seeds,
                                      "labels_from_one_fit": len(fit_times) == 1,
                                      "selected": np.flatnonzero(fitted.get_support()),
+                                     **task.data_fields(np.flatnonzero(fitted.get_support())),
                                      "fit_time": float(np.mean(fit_times)), **_summary(fitted),
                                      "env": _task_environment(task)})
         written += 1
@@ -526,7 +541,8 @@ def plan_tasks(dataset: Dataset, method_cfg: dict, feature_counts, protocol: Eva
     return [Task(dataset=dataset.name, method=method_cfg["name"], params=params,
                  feature_counts=list(feature_counts), n_clusters=dataset.n_classes,
                  data_checksum=dataset.checksum, seed=int(seed), protocol=protocol,
-                 results_dir=str(results_dir))
+                 results_dir=str(results_dir), feature_names=dataset.feature_names,
+                 data_source=dataset.meta.get("source"))
             for params in expand_grid(method_cfg)]
 
 

@@ -12,7 +12,8 @@ class Dataset:
     """A labelled data set: X (n_samples, n_features) float64, y (n_samples,) int labels 0..c-1.
 
     ``informative`` lists the planted informative feature indices of synthetic data (None for
-    real data); ``checksum`` identifies the exact data the results were computed on.
+    real data); ``checksum`` identifies the exact data the results were computed on;
+    ``feature_names`` are a table's column names (None when the data has none).
     """
 
     name: str
@@ -21,6 +22,8 @@ class Dataset:
     checksum: str = ""
     informative: np.ndarray | None = None
     meta: dict = field(default_factory=dict)
+    #: Column names of a tabular file (None when the data has none).
+    feature_names: list[str] | None = None
 
     @property
     def n_classes(self) -> int:

@@ -17,18 +17,39 @@ import numpy as np
 import yaml
 
 from ufsbench.datasets.base import Dataset
+from ufsbench.datasets.files import (FORMATS, check_labels, default_feature_counts,
+                                     read_data_file, resolve_path)
 from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import DataError
-from ufsbench.paths import config_dir, default_data_dir
+from ufsbench.paths import default_data_dir
 
 
-@functools.lru_cache(maxsize=1)
-def _load_registry() -> dict[str, dict]:
-    entries = {}
-    for path in sorted((config_dir() / "dataset").glob("*.yaml")):
+@functools.lru_cache(maxsize=8)
+def _registry_from(sources: tuple) -> tuple[dict[str, dict], dict[str, Path]]:
+    """Entries by name, and the user's config file of each user entry, from config sources
+    (:func:`ufsbench.datasets.config_dirs.config_sources`; a later entry shadows an earlier)."""
+    from ufsbench.datasets.config_dirs import group_files
+
+    entries, user = {}, {}
+    for name, (path, is_user) in group_files("dataset", sources).items():
         entry = yaml.safe_load(path.read_text())
-        entries[entry["name"]] = entry
-    return entries
+        entries[entry.get("name", name)] = entry
+        if is_user:
+            user[entry.get("name", name)] = path
+    return dict(sorted(entries.items())), user
+
+
+def _load_registry() -> dict[str, dict]:
+    from ufsbench.datasets.config_dirs import config_sources
+
+    return _registry_from(config_sources())[0]
+
+
+def user_entry_file(name: str) -> Path | None:
+    """The user's config file defining data set ``name`` (None for a packaged entry)."""
+    from ufsbench.datasets.config_dirs import config_sources
+
+    return _registry_from(config_sources())[1].get(name)
 
 
 def registry_entries() -> dict[str, dict]:
@@ -70,11 +91,13 @@ def git_blob_sha1(path: Path) -> str:
 
 
 # -- reading .mat files ----------------------------------------------------------------------
-def read_mat(path: Path, layout: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+def read_mat(path: Path, layout: dict | None = None,
+             own_file: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """X (n, d) float64 and raw labels from a .mat file.
 
     Understands scikit-feature's ``X``/``Y`` and Deng Cai's ``fea``/``gnd``; ``layout`` describes
-    other originals (variable names, transposed X, label column, one-hot labels).
+    other originals (variable names, transposed X, label column, one-hot labels). ``own_file``:
+    the file is the user's own (no advice to download it again).
     """
     import scipy.io
     import scipy.sparse
@@ -82,8 +105,11 @@ def read_mat(path: Path, layout: dict | None = None) -> tuple[np.ndarray, np.nda
     try:
         mat = scipy.io.loadmat(path)
     except Exception as exc:  # scipy raises several types for corrupt files
-        raise DataError(f"{path} is not a readable MATLAB .mat file ({exc}); delete it and "
-                        f"download it again") from None
+        fix = ("check that it is a MATLAB .mat file (v7.3/HDF5 files: save with -v7, or "
+               "scipy.io.savemat), or give it the extension of its real format") if own_file \
+            else "delete it and download it again"
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise DataError(f"{path} is not a readable MATLAB .mat file ({first}); {fix}") from None
     layout = dict(layout or {})
     if not layout:
         for x_key, y_key in (("X", "Y"), ("fea", "gnd"), ("X", "y")):
@@ -123,6 +149,9 @@ def _encode_labels(y: np.ndarray) -> np.ndarray:
 # -- locating and fetching files -------------------------------------------------------------
 def _where_to_get(entry: dict, path: Path) -> str:
     source = entry.get("source") or {}
+    if not source:  # the user's own file: nowhere to download it from
+        return (f"save it as {path}, set UFSBENCH_DATA to the directory holding {path.name}, or "
+                f"give the entry the file's absolute path (path: /.../{path.name})")
     if source.get("url"):
         where = f"download {source['url']}"
         if source.get("layout"):
@@ -163,6 +192,8 @@ def _fetch(entry: dict, data_dir: Path) -> Path:
 
 def _locate(entry: dict, data_dir: Path, download: bool) -> tuple[Path, dict | None]:
     """The file to read and its layout (None for the registry's own X/Y file)."""
+    if entry.get("path"):
+        return resolve_path(entry["path"]), None
     local = data_dir / entry["file"]
     if local.is_file():
         return local, None
@@ -218,6 +249,13 @@ def load_dataset(name: str, data_dir: str | os.PathLike | None = None, download:
     """
     entry = dataset_entry(name, entries)
     kind = entry.get("kind", "mat")
+    own = not entry.get("source")  # the user's own file: no download, no checksum to match
+    if kind in TABLE_KINDS or (own and kind == "mat" and "subset" not in entry):
+        directory = Path(data_dir).expanduser() if data_dir else default_data_dir()
+        path, _ = _locate(entry, directory, download)
+        return load_file_dataset(path, name=name, label=entry.get("label", "auto"),
+                                 fmt=None if kind == "file" else kind,
+                                 expected_sha256=entry.get("sha256"))
     if kind == "synthetic":
         return make_synthetic(**entry["synthetic"])
     if kind == "sklearn_digits":
@@ -235,7 +273,7 @@ def load_dataset(name: str, data_dir: str | os.PathLike | None = None, download:
         directory = Path(data_dir).expanduser() if data_dir else default_data_dir()
         path, layout = _locate(entry, directory, download)
         checksum = _verify(entry, path, layout)
-        X, y = read_mat(path, layout)
+        X, y = read_mat(path, layout, own_file=own)
     if "subset" in entry:
         rows = first_per_class(y, entry["subset"]["first_per_class"])
         X, y = X[rows], y[rows]
@@ -247,11 +285,108 @@ def load_dataset(name: str, data_dir: str | os.PathLike | None = None, download:
                    meta={"image": entry.get("image"), "papers": entry.get("papers", [])})
 
 
+#: Registry kinds read by :func:`ufsbench.datasets.files.read_data_file` ("file": by extension).
+TABLE_KINDS = ("file", *sorted(set(FORMATS.values()) - {"mat"}))
+#: Formats whose X depends on which column is the label: their checksum names that column.
+_LABEL_SHAPES_X = ("csv", "tsv", "parquet")
+
+
+def file_checksum(path, fmt: str, label: str) -> str:
+    """The data checksum of a user's file: its sha256, plus the label column for tables (the
+    column chosen decides which columns are features)."""
+    checksum = f"sha256:{file_sha256(Path(path))}"
+    return checksum + (f"|label={label}" if fmt in _LABEL_SHAPES_X else "")
+
+
+def load_file_dataset(path, name: str | None = None, label="auto", fmt: str | None = None,
+                      need_labels: bool = True, expected_sha256: str | None = None) -> Dataset:
+    """A user's data file as a Dataset (see :mod:`ufsbench.datasets.files`).
+
+    ``name`` defaults to the file stem; ``need_labels`` (true for ``run``) requires labels that
+    can score a clustering. Unlabelled data (``label="none"``) gets y = zeros and
+    ``meta["labelled"] = False``. ``meta["source"]`` (path, format, label column) goes into every
+    record, so that a later change of the file marks the records stale.
+    """
+    data = read_data_file(path, fmt, label)
+    path = data["path"]
+    actual = file_sha256(path)
+    if expected_sha256 and actual != expected_sha256:
+        raise DataError(f"checksum mismatch for {path}: its config says sha256 {expected_sha256}, "
+                        f"the file has {actual}; the file changed: update or remove sha256 in "
+                        f"its config")
+    if data["y"] is None:
+        if need_labels:
+            raise DataError(f"{path} has no labels (dataset.label=none), which `ufsbench run` needs "
+                            f"to score the clustering; give the label column with "
+                            f"dataset.label=..., or use `ufsbench select` for a selection without "
+                            f"evaluation")
+        y = np.zeros(data["X"].shape[0], dtype=np.int64)
+    else:
+        if need_labels:
+            check_labels(path, data["y"], data["label"])
+        y = _encode_labels(np.asarray(data["y"]).astype(str) if data["y"].dtype == object
+                           else data["y"])
+    source = {"path": str(path), "format": data["format"], "label": data["label"]}
+    return Dataset(name or path.stem, data["X"], y,
+                   checksum=file_checksum(path, data["format"], data["label"]),
+                   feature_names=data["feature_names"],
+                   meta={"source": source, "labelled": data["y"] is not None})
+
+
+def path_dataset_config(path, name: str | None = None, label="auto") -> dict:
+    """The config node of a data file given as ``dataset=<path>`` (a data set like a registry
+    entry, named after the file stem unless ``name`` is given). Refuses a name that a registry
+    entry already has, and a file that does not exist or has an unknown extension."""
+    from ufsbench.datasets.files import file_format
+
+    resolved = resolve_path(path)
+    fmt = file_format(resolved)
+    name = str(name or resolved.stem)
+    if name in _load_registry():
+        raise DataError(f"data file {resolved} would be named {name!r}, which is a registry data "
+                        f"set; rename the file or give another name with dataset.name=<name>")
+    return {"name": name, "kind": "file", "path": str(resolved), "format": fmt,
+            "label": label, "feature_counts": None}
+
+
+def load_dataset_config(node: dict, data_dir=None, download: bool = True,
+                        need_labels: bool = True) -> Dataset:
+    """The data set of a composed ``dataset`` config node: a data file given by path
+    (``kind: file`` with ``path``), else the registry entry of ``node["name"]``."""
+    if node.get("kind") == "file" and node.get("path") and node["name"] not in _load_registry():
+        return load_file_dataset(node["path"], node["name"], node.get("label", "auto"),
+                                 node.get("format"), need_labels=need_labels)
+    return load_dataset(node["name"], data_dir=data_dir, download=download)
+
+
+def dataset_feature_counts(entry: dict | None, n_features: int) -> list[int]:
+    """A data set's feature counts: its own, else the default for its d
+    (:func:`ufsbench.datasets.files.default_feature_counts`)."""
+    counts = (entry or {}).get("feature_counts")
+    return list(counts) if counts else default_feature_counts(n_features)
+
+
+def source_checksum(source: dict | None) -> str | None:
+    """The checksum a fresh load of a recorded data file (``record["data_source"]``) would give,
+    or None when the file is gone (then its records cannot be checked)."""
+    if not source or not source.get("path") or not Path(source["path"]).is_file():
+        return None
+    return file_checksum(source["path"], source.get("format", ""), source.get("label", ""))
+
+
 def dataset_status(name: str, data_dir: str | os.PathLike | None = None) -> dict:
     """Whether a data set's file is present and verified, without downloading anything."""
     entry = dataset_entry(name)
     if entry.get("kind") in ("synthetic", "sklearn_digits"):
         return {"present": True, "verified": True, "detail": "embedded"}
+    if not entry.get("source"):  # the user's own file: present or not, nothing to verify against
+        directory = Path(data_dir).expanduser() if data_dir else default_data_dir()
+        path = Path(entry["path"]).expanduser() if entry.get("path") else \
+            directory / entry.get("file", "")
+        present = path.is_file()
+        ok = present and (not entry.get("sha256") or file_sha256(path) == entry["sha256"])
+        return {"present": present, "verified": ok,
+                "detail": str(path) if present else f"missing {path}"}
     if entry.get("kind") == "subset":
         status = dataset_status(entry["parent"], data_dir)
         return {**status, "detail": f"subset of {entry['parent']}"}
