@@ -132,16 +132,41 @@ def check_run(conf: Mapping, methods: list[Mapping]) -> None:
         check_method_settings(method_cfg)
 
 
+def method_config_for(name: str) -> dict:
+    """The method config ``method=<name>`` chooses, the user's shadowing the packaged one
+    (``{"name": name}`` when there is none: the selector's defaults)."""
+    from ufsbench.datasets.config_dirs import group_files
+
+    found = group_files("method").get(name)
+    if found is None:
+        return {"name": name}
+    return OmegaConf.to_container(OmegaConf.load(found[0]), resolve=True)
+
+
+def resolve_feature_counts(conf: Mapping, n_features: int, dataset: str) -> tuple[list[int], str]:
+    """The run's feature counts and where they come from: ``feature_counts=`` (checked), the
+    data set's own, else the default for its d (the papers' 50..300 below d; 10..50 % of d for
+    d <= 60)."""
+    from ufsbench.datasets import dataset_feature_counts
+
+    if conf.get("feature_counts") is not None:
+        return check_feature_counts(conf["feature_counts"], n_features, dataset), "feature_counts="
+    own = (conf.get("dataset") or {}).get("feature_counts")
+    counts = dataset_feature_counts(conf.get("dataset"), n_features)
+    return counts, "the data set's" if own else f"default for d={n_features}"
+
+
 # -- override keys, before Hydra composes ----------------------------------------------------
 #: Top-level keys Hydra itself owns or that choose a config group.
 _GROUPS = ("method", "dataset")
 
 
-def _composed_tree(overrides: list[str]) -> dict:
-    """config.yaml with the chosen (or default) method and data-set configs in place."""
+def _composed_tree(overrides: list[str], root=None) -> dict:
+    """config.yaml with the chosen (or default) method and data-set configs in place (from the
+    config tree ``root``, by default the packaged one)."""
     from ufsbench.paths import config_dir
 
-    root = config_dir()
+    root = root or config_dir()
     tree = OmegaConf.to_container(OmegaConf.load(root / "config.yaml"))
     chosen = {}
     for entry in tree.pop("defaults", []):
@@ -157,16 +182,17 @@ def _composed_tree(overrides: list[str]) -> dict:
     return tree
 
 
-def check_override_keys(overrides: list[str]) -> None:
+def check_override_keys(overrides: list[str], root=None) -> None:
     """An override ``a.b=v`` of a key the config does not have (without ``+``) is refused with
-    one line naming the key and the keys that do exist there."""
+    one line naming the key and the keys that do exist there (``root``: the config tree Hydra
+    composes from, by default the packaged one)."""
     plain = [o for o in overrides if "=" in o and not o.startswith(("+", "~", "hydra."))
              and not o.startswith("-")]
     added = [o[1:] for o in overrides if "=" in o and o.startswith("+") and
              not o.startswith(("++", "+hydra."))]
     if not plain and not added:
         return
-    tree = _composed_tree(overrides)
+    tree = _composed_tree(overrides, root)
     for item in added:
         name = item.partition("=")[0]
         if _has_key(tree, name.split(".")):
