@@ -146,12 +146,22 @@ def test_bad_parameters(data):
         SF2SOG(solver="magic").fit(data.X)
 
 
+def test_deprecated_unit_preprocess_warns_and_fits_as_center_unit(data):
+    with pytest.warns(FutureWarning, match="preprocess='center_unit'"):
+        old = SF2SOG(n_features_to_select=6, n_clusters=3, preprocess="unit",
+                     max_iter=3).fit(data.X)
+    new = SF2SOG(n_features_to_select=6, n_clusters=3, preprocess="center_unit",
+                 max_iter=3).fit(data.X)
+    np.testing.assert_array_equal(old.support_, new.support_)
+    assert old.objective_history_ == new.objective_history_
+
+
 def test_preprocessing_is_the_shared_standardisation():
     X = np.column_stack([np.arange(6.0) * 3 + 2, np.full(6, 7.0), [1.0, -1, 2, 0, 5, 3]])
     U = center_unit_norm(X)
     np.testing.assert_allclose(U.mean(axis=0), 0.0, atol=1e-12)
     np.testing.assert_allclose(np.linalg.norm(U, axis=0), [1.0, 0.0, 1.0], atol=1e-12)
-    np.testing.assert_array_equal(_preprocess(X, "unit"), U)
+    np.testing.assert_array_equal(_preprocess(X, "center_unit"), U)
     np.testing.assert_array_equal(_preprocess(X, "zscore"), zscore(X))
     np.testing.assert_array_equal(_preprocess(X, "none"), X)
 

@@ -4,6 +4,7 @@ orthogonal l2,0-constrained projection selecting exactly h features, and a learn
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -18,7 +19,9 @@ from ufsbench.numerics import (eigh_largest, eigh_smallest, l20_project, laplaci
 from ufsbench.numerics.adaptive_neighbors import adaptive_neighbor_graph
 from ufsbench.numerics.preprocess import center_unit_norm, zscore
 
-PREPROCESS = ("zscore", "unit", "none")
+PREPROCESS = ("zscore", "center_unit", "none")
+#: Deprecated ``preprocess`` spellings (accepted for one release, with a FutureWarning).
+DEPRECATED_PREPROCESS = {"unit": "center_unit"}
 SOLVERS = ("auto", "factored", "dense")
 
 
@@ -79,9 +82,11 @@ def initial_graph(Xp: np.ndarray, k: int) -> np.ndarray:
 
 
 def _preprocess(X: np.ndarray, how: str) -> np.ndarray:
-    """zscore: zero mean, unit variance; unit: zero mean, unit l2 norm; none. Constant -> 0."""
+    """zscore: zero mean, unit variance; center_unit: zero mean, unit l2 norm; none.
+    Constant features -> 0."""
     if how == "none":
         return X.copy()
+    how = DEPRECATED_PREPROCESS.get(how, how)
     return zscore(X) if how == "zscore" else center_unit_norm(X)
 
 
@@ -188,7 +193,7 @@ class SF2SOG(UFSSelector):
     * S: the adaptive-neighbour graph (Nie et al., KDD 2014) with k = 5 on the preprocessed data.
     * m = n_components, default n_clusters (KMUFS: W is p x k, k clusters); if h < m, m = h.
     * Preprocessing "zscore" (default): each feature standardised, as KMUFS (the citing paper,
-      whose grid is used) does; "unit" = centre and unit l2 norm (Nie group code); "none".
+      whose grid is used) does; "center_unit" = centre and unit l2 norm (Nie group code); "none".
     * Constant features (zero after centring) would give M_rr = 0 and be "optimal"; they are
       excluded from the candidates unless fewer than h non-constant features exist.
     * Initial G = S; initial W from the h smallest M_rr. Stop when the relative objective change
@@ -213,8 +218,8 @@ class SF2SOG(UFSSelector):
         Neighbours of the prior graph S.
     n_components : int or None, default None
         m, the number of projection columns (None = n_clusters; at most h).
-    preprocess : "zscore", "unit" or "none", default "zscore"
-        See above.
+    preprocess : "zscore", "center_unit" or "none", default "zscore"
+        See above ("unit" is the deprecated spelling of "center_unit").
     max_iter, max_inner : int, default 50, 30
         Caps on the outer iterations and on the W-step's iterations.
     tol : float, default 1e-6
@@ -251,7 +256,8 @@ class SF2SOG(UFSSelector):
         "gamma": [Interval(Real, 0, np.inf, closed="neither")],
         "k": [Interval(Integral, 1, None, closed="left")],
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
-        "preprocess": [StrOptions(set(PREPROCESS))],
+        "preprocess": [StrOptions(set(PREPROCESS) | set(DEPRECATED_PREPROCESS),
+                                  deprecated=set(DEPRECATED_PREPROCESS))],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         # 0 inner iterations would keep only the start candidates of the W-step.
         "max_inner": [Interval(Integral, 1, None, closed="left")],
@@ -317,6 +323,11 @@ class SF2SOG(UFSSelector):
         n, d = X.shape
         h = self.n_features_to_select_
         m = min(int(self.n_components or self.n_clusters_), h)
+        if self.preprocess in DEPRECATED_PREPROCESS:
+            warnings.warn(f"SF2SOG's preprocess={self.preprocess!r} is deprecated and will be "
+                          f"removed in the next release; use preprocess="
+                          f"{DEPRECATED_PREPROCESS[self.preprocess]!r}", FutureWarning,
+                          stacklevel=3)
         Xp = _preprocess(X, self.preprocess)
         varying = np.flatnonzero(np.ptp(X, axis=0) > 0)
         cand = varying if varying.size >= h else np.arange(d)
