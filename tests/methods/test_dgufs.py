@@ -12,6 +12,8 @@ from ufsbench.methods.base import make_selector
 from ufsbench.methods.dgufs import DGUFS, m_step, rank_threshold_psd
 from ufsbench.numerics import l20_project
 
+from _reference_dgufs import reference_dgufs
+
 
 def _blobs(sizes=(20, 30, 40), d=12, n_informative=2, seed=0):
     """Well-separated blobs of unequal sizes on the first features, noise on the rest."""
@@ -153,9 +155,9 @@ def test_determinism_for_fixed_seed(data, fitted):
     assert again.objective_history_ == fitted.objective_history_
 
 
-def test_row_sparse_fast_path_equals_dense(data, fitted):
-    dense = make_selector("dgufs", n_features_to_select=6, n_clusters=3, alpha=100.0,
-                          random_state=0, row_sparse=False).fit(data.X)
+def test_row_sparse_fit_equals_the_dense_reference(data, fitted):
+    dense = reference_dgufs(data.X, n_features_to_select=6, n_clusters=3, alpha=100.0,
+                            random_state=0)
     assert np.array_equal(dense.support_, fitted.support_)
     assert np.allclose(dense.L_, fitted.L_, atol=1e-8)
     assert np.allclose(dense.objective_history_, fitted.objective_history_, rtol=1e-8,
@@ -259,7 +261,7 @@ def test_labels_for_seed_equal_a_fresh_fit_with_that_seed(monkeypatch):
 
 
 @pytest.mark.parametrize("m_update", ["relaxed", "binary"])
-def test_active_row_path_equals_dense_with_tied_norms(m_update):
+def test_active_row_path_equals_the_dense_reference_with_tied_norms(m_update):
     # The fast path stores Y, Z, Lambda1 only on rows that can be non-zero and fills the
     # selections from outside by norm/index order: duplicated features (equal norms) and
     # d >> n test that every tie is broken as Theorem 1's full-matrix rule breaks it.
@@ -269,7 +271,7 @@ def test_active_row_path_equals_dense_with_tied_norms(m_update):
     kw = dict(n_features_to_select=7, n_clusters=3, alpha=100.0, m_update=m_update,
               random_state=0)
     fast = make_selector("dgufs", **kw).fit(X)
-    dense = make_selector("dgufs", row_sparse=False, **kw).fit(X)
+    dense = reference_dgufs(X, **kw)
     assert fast.n_iter_ == dense.n_iter_
     for a, b in zip(fast.support_history_, dense.support_history_):
         assert np.array_equal(a, b)

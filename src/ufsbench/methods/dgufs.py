@@ -34,14 +34,14 @@ class _ActiveRows:
     rows that could win a selection from outside -- the m lowest-index rows (ties among U's zero
     rows) and the m lowest-norm rows of X (the Z-step's drop candidates) -- and afterwards drops
     rows that are zero in all three again. An iteration then costs O(|idx| n^2 + n^3) plus an
-    O(d) integer scan instead of O(d n^2), with the iterates of the dense form. ``dense=True``
-    keeps every row (the naive form, kept as the reference).
+    O(d) integer scan instead of O(d n^2), with the iterates of the dense form (the plain
+    Algorithm 2 on full matrices: tests/methods/_reference_dgufs.py).
     """
 
-    def __init__(self, Xt: np.ndarray, dense: bool):
+    def __init__(self, Xt: np.ndarray):
         d, n = Xt.shape
-        self.Xt, self.dense = Xt, dense
-        self.active = np.full(d, dense)
+        self.Xt = Xt
+        self.active = np.zeros(d, dtype=bool)
         self.idx = np.flatnonzero(self.active)
         self.Y, self.Z, self.Lam = (np.zeros((len(self.idx), n)) for _ in range(3))
         # Inactive rows in the order each selection prefers them: by index for the Y-step's zero
@@ -51,8 +51,6 @@ class _ActiveRows:
 
     def add_candidates(self, m: int) -> None:
         """Activate the inactive rows that could enter the next Y- or Z-step selection."""
-        if self.dense:
-            return
         new = np.union1d(self._first_inactive(self.index_order, m),
                          self._first_inactive(self.drop_order, m))
         if new.size:
@@ -66,8 +64,6 @@ class _ActiveRows:
 
     def drop_zero_rows(self) -> None:
         """Deactivate rows that are zero in Y, Z and Lambda1 (exact: they are zero again)."""
-        if self.dense:
-            return
         keep = np.any(self.Y != 0, axis=1) | np.any(self.Z != 0, axis=1) \
             | np.any(self.Lam != 0, axis=1)
         if not keep.all():
@@ -206,7 +202,7 @@ class DGUFS(UFSSelector):
       ``labels_for_seed(s)`` re-draws from the fitted L exactly the labels a fit with
       ``random_state=s`` gives (``random_state_only_in_labels``): the runner's 20 own-label
       runs then cost one fit, not 20 (tested against fresh fits).
-    * ``row_sparse=True`` (fast path): Y, Z and Lambda1 are stored only on the rows where one of
+    * Row-sparse storage: Y, Z and Lambda1 are stored only on the rows where one of
       them can be non-zero (``_ActiveRows``: the m rows of Y, the m rows the Z-step sets to X,
       and the rows where Lambda1 still holds rounding residue). Off those rows U = 0 and
       V = X, whose row norms are known, so both l2,0 selections need only a few candidate rows
@@ -214,7 +210,8 @@ class DGUFS(UFSSelector):
       rules. An iteration costs O(|rows| n^2 + n^3) plus an O(d) integer scan instead of
       O(d n^2) plus several d x n temporaries; the iterates are those of the dense form
       (bitwise on ALLAML, Prostate-GE, PIX10P; tested with tied norms).
-      ``row_sparse=False`` is the plain dense form (see benchmarks/bench_dgufs.py).
+      The plain dense form is tests/methods/_reference_dgufs.py (benchmarks/bench_dgufs.py
+      times both).
 
     Parameters
     ----------
@@ -226,7 +223,6 @@ class DGUFS(UFSSelector):
     gamma : l0 weight of the relaxed M-step (the paper: 0.005).
     mu, rho, mu_max : initial ADMM penalty, its growth factor and cap (Eq. (15)).
     max_iter, tol : iteration cap and inf-norm tolerance on Z - Y and L - M.
-    row_sparse : use the row-sparse products (fast path) instead of the dense ones.
     memory : None, str or joblib.Memory, default None
         Where to cache the kNN graph S (it depends on X and k only); None computes it on
         every fit.
@@ -258,13 +254,12 @@ class DGUFS(UFSSelector):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         # 0 runs all max_iter iterations.
         "tol": [Interval(Real, 0, None, closed="left")],
-        "row_sparse": ["boolean"],
         "memory": MEMORY_CONSTRAINT,
     }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1e3,
                  beta=0.5, k=5, m_update="relaxed", gamma=0.005, mu=1.0, rho=1.1, mu_max=1e10,
-                 max_iter=50, tol=5e-7, row_sparse=True, memory=None):
+                 max_iter=50, tol=5e-7, memory=None):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -278,7 +273,6 @@ class DGUFS(UFSSelector):
         self.mu_max = mu_max
         self.max_iter = max_iter
         self.tol = tol
-        self.row_sparse = row_sparse
         self.memory = memory
 
     def _check_parameter_relations(self) -> None:
@@ -294,7 +288,7 @@ class DGUFS(UFSSelector):
         k = min(self.k, n - 1)
         S = cached_call(self.memory, knn_graph, X, k=k, weight="binary")           # Eq. (3)
         Xt = X.T                                                        # paper layout, d x n
-        rows = _ActiveRows(Xt, dense=not self.row_sparse)   # Y, Z, Lambda1 on their live rows
+        rows = _ActiveRows(Xt)                              # Y, Z, Lambda1 on their live rows
         L, M, Lam2 = np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n))
         HLH = _double_centre(L)
         mu = float(self.mu)
@@ -309,7 +303,7 @@ class DGUFS(UFSSelector):
                 Y = np.zeros_like(U)
                 Y[y_loc] = U[y_loc]
                 # Z-step (9): X - Z keeps the d - m largest rows of V (V = X off rows.idx).
-                YHLH = Y @ HLH if rows.dense else _on_rows(Y, HLH, y_loc)  # Y = 0 off y_loc
+                YHLH = _on_rows(Y, HLH, y_loc)                  # Y = 0 off y_loc
                 V = Xb - Y - ((1 - beta) * YHLH - Lam1) / mu
                 Z = Xb - V
                 dropped = _smallest_rows(row_norms(V), rows.idx, m)
@@ -317,14 +311,14 @@ class DGUFS(UFSSelector):
                 # M-step (11) or its relaxation, then M = M' - diag(M') + I.
                 M = m_step(L + Lam2 / mu, mu, self.m_update, float(self.gamma))
                 # L-step: Theorem 2 with A = M + ((1-beta) H Y^T Z H + beta S - Lambda2) / mu.
-                YtZ = Y.T @ Z if rows.dense else Y[y_loc].T @ Z[y_loc]
+                YtZ = Y[y_loc].T @ Z[y_loc]
                 A = M + ((1 - beta) * _double_centre(YtZ) + beta * S - Lam2) / mu
                 if not np.all(np.isfinite(A)):
                     raise UFSBenchError(
                         f"DGUFS diverged at iteration {it + 1} (iterates overflowed) with "
                         f"mu={self.mu}; the L-step scales like 1/mu: start with a larger mu "
                         f"(default 1.0)")
-                L, kept = rank_threshold_psd(A, 2.0 * self.alpha / mu, subset=not rows.dense)
+                L, kept = rank_threshold_psd(A, 2.0 * self.alpha / mu)
                 HLH = _double_centre(L)                 # also the next iteration's H L H
                 ZmY = Z - Y
                 r1, r2 = float(np.max(np.abs(ZmY))), float(np.max(np.abs(L - M)))
