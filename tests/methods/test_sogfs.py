@@ -119,8 +119,18 @@ def test_tied_solver_degenerate_cut_is_a_valid_and_basis_free_minimiser():
 
 # -- the whole method (Algorithm 2) ---------------------------------------------------------------
 def test_registered_and_params_stored():
-    sel = make_selector("sogfs", gamma=10.0, m=0.4)
-    assert sel.get_params()["gamma"] == 10.0 and sel.get_params()["m"] == 0.4
+    sel = make_selector("sogfs", gamma=10.0, n_components=0.4)
+    assert sel.get_params()["gamma"] == 10.0 and sel.get_params()["n_components"] == 0.4
+
+
+@pytest.mark.parametrize("value", [0.4, 3, None])
+def test_deprecated_m_warns_and_fits_as_n_components(value):
+    X, _ = _blobs(n_per=10, d=8)
+    with pytest.warns(FutureWarning, match="use n_components"):
+        old = make_selector("sogfs", n_clusters=3, m=value, max_iter=3).fit(X)
+    new = make_selector("sogfs", n_clusters=3, n_components=value, max_iter=3).fit(X)
+    np.testing.assert_array_equal(old.projection_, new.projection_)
+    assert old.objective_history_ == new.objective_history_
 
 
 def test_every_s_update_on_simplex_and_w_orthonormal(monkeypatch):
@@ -222,7 +232,8 @@ def test_solvers_agree_on_the_fit_when_d_below_n():
     np.testing.assert_allclose(a.scores_, b.scores_, atol=1e-8)
 
 
-@pytest.mark.parametrize("params", [{"gamma": -1.0}, {"m": 0}, {"m": 1000}, {"m": 1.5},
+@pytest.mark.parametrize("params", [{"gamma": -1.0}, {"n_components": 0}, {"n_components": 1000},
+                                    {"n_components": 1.5}, {"m": 0}, {"m": 1000}, {"m": 1.5},
                                     {"w_solver": "magic"}, {"neighbours": "some"}, {"solver": "sparse"},
                                     {"lambda_factor": 1.0}, {"preprocess": "zscore"},
                                     {"lambda_init": 0.0}, {"eps": 0.0}, {"tol": -1.0}])

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, RealNotInt, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
@@ -29,14 +30,15 @@ SOLVERS = ("fast", "dense")
 FROZEN_NEIGHBOUR_ITERS = 5
 
 
-def _projection_dim(m, d: int) -> int:
-    """Resolve the projection dimension m, as SOGFS's constraints admit it: None -> round(d/2);
-    a float in (0, 1] -> that share of d; a positive integer -> itself, at most d."""
+def _projection_dim(m, d: int, name: str = "n_components") -> int:
+    """Resolve the projection dimension m (``n_components``, passed as ``name``), as SOGFS's
+    constraints admit it: None -> round(d/2); a float in (0, 1] -> that share of d; a positive
+    integer -> itself, at most d."""
     if m is None:
         return max(1, int(round(d / 2)))
     if isinstance(m, Integral):
         if m > d:
-            raise UFSBenchError(f"SOGFS: m={m!r} exceeds the {d} features of X; use an integer in "
+            raise UFSBenchError(f"SOGFS: {name}={m!r} exceeds the {d} features of X; use an integer in "
                                 f"[1, n_features={d}], a fraction in (0, 1], or None (d/2); the "
                                 f"paper uses m between d/3 and 2d/3")
         return int(m)
@@ -219,7 +221,8 @@ class SOGFS(UFSSelector):
       projected space afterwards (what the Nie group's code does).
     * ``preprocess``: "center_unit" (default; the Nie group's code centres each feature and scales
       it to unit l2 norm -- the paper only cites Liu et al. 2013) or "none".
-    * m: None = round(d/2), the middle of the paper's "around d/3 to 2d/3"; eps of Eq. (9) = 1e-8.
+    * m (``n_components``): None = round(d/2), the middle of the paper's "around d/3 to 2d/3";
+      eps of Eq. (9) = 1e-8.
     * W-step solver ``w_solver``: "auto" uses the exact tied-diagonal reduction when gamma Q has few
       distinct values (always at Q = I; O(d n^2) instead of O(d^3)), dense LAPACK otherwise;
       "dense" always forms the d x d matrix; "lanczos" uses ARPACK (only sensible for m << d).
@@ -245,7 +248,7 @@ class SOGFS(UFSSelector):
     ----------
     gamma : float, default 1.0
         Weight of ||W||_{2,1}.
-    m : int, float in (0, 1] or None, default None
+    n_components : int, float in (0, 1] or None, default None
         Projection columns: a count (at most d), a share of d, or None (round(d/2)).
     k : int, default 5
         Neighbours for alpha of Eq. (27) (and the "local" neighbour sets).
@@ -267,6 +270,8 @@ class SOGFS(UFSSelector):
         The W-step's eigensolver (see above).
     solver : "fast" or "dense", default "fast"
         See above.
+    m : deprecated
+        The old name of ``n_components`` (a FutureWarning; removed in the next release).
     memory : None, str or joblib.Memory, default None
         Where to cache the initial graph S and alpha (they depend on the preprocessed X, k,
         neighbours and solver only); None computes them on every fit.
@@ -280,7 +285,8 @@ class SOGFS(UFSSelector):
     similarity_ : ndarray or scipy.sparse matrix (n_samples, n_samples)
         The final S.
     n_components_ : int
-        Connected components of the final S; ``component_labels_`` labels them.
+        Connected components of the final S (not the projection dimension, which is
+        ``projection_.shape[1]``); ``component_labels_`` labels them.
     objective_history_ : list of float
         Objective (6) per outer iteration, with that iteration's lambda (not monotone since
         lambda moves).
@@ -307,8 +313,10 @@ class SOGFS(UFSSelector):
         "gamma": [Interval(Real, 0, np.inf, closed="left")],
         # An integer count of projection columns, a float share of d, or None (d/2); an integer
         # above d is refused by the fit, which knows d.
+        "n_components": [Interval(Integral, 1, None, closed="left"),
+                         Interval(RealNotInt, 0, 1, closed="right"), None],
         "m": [Interval(Integral, 1, None, closed="left"),
-              Interval(RealNotInt, 0, 1, closed="right"), None],
+              Interval(RealNotInt, 0, 1, closed="right"), None, Hidden(StrOptions({"deprecated"}))],
         "k": [Interval(Integral, 1, None, closed="left")],              # the papers: 5
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "inner_iter": [Interval(Integral, 1, None, closed="left")],
@@ -328,13 +336,14 @@ class SOGFS(UFSSelector):
     }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, gamma=1.0,
-                 m=None, k=5, max_iter=50, inner_iter=1, tol=1e-5, eps=1e-8, lambda_init=None,
+                 n_components=None, k=5, max_iter=50, inner_iter=1, tol=1e-5, eps=1e-8, lambda_init=None,
                  lambda_factor=2.0, neighbours="all", preprocess="center_unit", w_solver="auto",
-                 solver="fast", memory=None):
+                 solver="fast", m="deprecated", memory=None):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
         self.gamma = gamma
+        self.n_components = n_components
         self.m = m
         self.k = k
         self.max_iter = max_iter
@@ -381,7 +390,12 @@ class SOGFS(UFSSelector):
         n, d = X.shape
         k = min(int(self.k), n - 1)
         c = self.n_clusters_
-        m = _projection_dim(self.m, d)
+        if self.m != "deprecated":
+            warnings.warn("SOGFS's m is deprecated and will be removed in the next release; use "
+                          "n_components", FutureWarning, stacklevel=3)
+            m = _projection_dim(self.m, d, name="m")
+        else:
+            m = _projection_dim(self.n_components, d)
         if self.preprocess == "center_unit":
             X = center_unit_norm(X)
         gamma, eps = float(self.gamma), float(self.eps)
