@@ -82,7 +82,7 @@ def test_counts_default_rule_uses_default_parameters(frame):
 def test_sensitivity_two_parameter_grid_has_a_panel_per_count(frame):
     fig = plots.sensitivity_figure(frame, "synthetic", "scfs")
     heatmaps = [ax for ax in fig.axes if ax.get_images()]
-    assert [ax.get_title() for ax in heatmaps] == ["m = 5", "m = 10", "m = 20"]
+    assert [ax.get_title() for ax in heatmaps] == [f"m = {m} selected features" for m in (5, 10, 20)]
     grid = heatmaps[0].get_images()[0].get_array()
     assert grid.shape == (2, 2)  # beta x alpha
     assert [t.get_text() for t in heatmaps[0].get_xticklabels()] == ["0.01", "1"]

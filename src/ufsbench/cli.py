@@ -646,7 +646,7 @@ def _plot_figures(opts) -> list:
     """(file stem, figure) pairs for the parsed command."""
     from ufsbench.plots import (admm_figure, cd_figure, convergence_figure,
                                 convergence_records, counts_figure, grid_parameters,
-                                pixels_figure, results_frame, safe_stem,
+                                pixels_figure, ranks_caption, results_frame, safe_stem,
                                 sensitivity_figure)
     from ufsbench.report import METRICS
     from ufsbench.stats import rank_methods, rank_table
@@ -680,9 +680,10 @@ def _plot_figures(opts) -> list:
     figures = []
     for metric in opts.metric:
         test = rank_methods(df, metric, opts.rule, opts.summary, opts.alpha)
+        figure = cd_figure(test, METRICS[metric], ranks_caption(df, opts.rule))  # >= 3 methods
         print(f"{METRICS[metric]} ranks ({opts.rule} rule; 1 = best):\n"
               f"{rank_table(test).round(2).to_string()}\n")
-        figures.append((f"ranks_{metric}", cd_figure(test, METRICS[metric])))
+        figures.append((f"ranks_{metric}", figure))
     return figures
 
 

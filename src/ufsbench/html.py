@@ -90,7 +90,8 @@ def _ranks_section(df: pd.DataFrame, summary: str) -> list[str]:
             parts.append(f'<p class="note">{METRICS[metric]} ranks: {escape(str(exc))}</p>')
             continue
         parts.append(_figure_html(f"{METRICS[metric]}: critical-difference diagram (papers' "
-                                  f"rule)", lambda t=test, m=metric: plots.cd_figure(t, METRICS[m])))
+                                  f"rule)", lambda t=test, m=metric: plots.cd_figure(
+                                      t, METRICS[m], plots.ranks_caption(df, "paper"))))
         parts.append(_table_html(stats.rank_table(test).round(2)))
         if test.dropped:
             parts.append(f'<p class="note">Left out (a method has no result there): '

@@ -41,6 +41,7 @@ from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import keeps_all_features
 from ufsbench.report import (
     METRICS,
+    RULE_LABELS,
     RULES,
     SUMMARIES,
     summarise,
@@ -138,19 +139,65 @@ def _panel_grid(n_panels: int, ncols: int = MAX_COLUMNS, size=PANEL_SIZE):
 
 
 MARKERS = "osD^vP*Xh<>p"
+#: Okabe & Ito's colour-blind-safe palette (Okabe & Ito 2008, "Color Universal Design"), black
+#: first; its yellow (#F0E442) is left out: too pale for lines on white.
+OKABE_ITO = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7")
+LINESTYLES = ("-", "--", "-.", ":")
 
 
 def _styles(labels) -> dict:
-    """A fixed (colour, marker) per series label in sorted order, so figures agree with each other.
-
-    The ten strong tab10 colours come first, then tab20's light shades; markers cycle as well so
-    that overlapping lines stay distinguishable.
-    """
-    from matplotlib import colormaps
-
-    palette = list(colormaps["tab10"].colors) + list(colormaps["tab20"].colors[1::2])
-    return {label: (palette[i % len(palette)], MARKERS[i % len(MARKERS)])
+    """A fixed (colour, marker, linestyle) per series label in sorted order, so figures agree
+    with each other: Okabe-Ito colours; beyond seven series the marker and the dash pattern
+    change as well, so that no two series look alike and none is told apart by hue alone."""
+    n = len(OKABE_ITO)
+    return {label: (OKABE_ITO[i % n], MARKERS[i % len(MARKERS)], LINESTYLES[(i // n) % 4])
             for i, label in enumerate(sorted(labels))}
+
+
+def protocol_caption(df: pd.DataFrame) -> str:
+    """The evaluation protocol of a results frame in words, for a figure's caption."""
+    from ufsbench.results import PROTOCOL_COLUMNS
+
+    if df.empty or not set(PROTOCOL_COLUMNS) <= set(df.columns):
+        return ""
+    row = df.iloc[0]
+    norm = row["nmi_normalisation"]
+    nmi = ("NMI normalised by the arithmetic mean of H(y), H(z)" if norm == "arithmetic"
+           else f"NMI normalised by {norm}(H(y), H(z))")
+    return (f"Protocol: K-means on the selected features, {row['n_runs']} runs seeded "
+            f"{row['seed']}..{int(row['seed']) + int(row['n_runs']) - 1}, {row['kmeans_init']} "
+            f"starts, at most {row['kmeans_max_iter']} iterations; ACC with the Hungarian map; "
+            f"{nmi}.")
+
+
+def _caption(fig: Figure, *sentences: str) -> None:
+    """A caption under the figure (the figure's supxlabel, gid ``caption``), wrapped to its
+    width; :func:`caption_text` reads it back."""
+    import textwrap
+
+    text = " ".join(s for s in sentences if s)
+    width = max(40, int(fig.get_figwidth() * 15))  # ~15 characters per inch at 8 pt
+    label = fig.supxlabel(textwrap.fill(text, width), fontsize=8, color="0.25")
+    label.set_gid("caption")
+
+
+def _suptitle(fig: Figure, text: str) -> None:
+    """The figure's title, each line wrapped to the figure's width (~11 characters per inch)."""
+    import textwrap
+
+    width = max(30, int(fig.get_figwidth() * 11))
+    fig.suptitle("\n".join(textwrap.fill(line, width) for line in text.split("\n")),
+                 fontsize="medium")
+
+
+def caption_text(fig: Figure) -> str:
+    """A figure's caption as one line ("" when it has none)."""
+    return " ".join(" ".join(t.get_text().split()) for t in fig.texts if t.get_gid() == "caption")
+
+
+def rule_caption(rule: str) -> str:
+    """The selection rule of a figure's cells, for its caption."""
+    return f"Cells: {RULE_LABELS[rule]}, {RULES[rule]}."
 
 
 def _fmt_value(value) -> str:
@@ -214,17 +261,23 @@ def counts_figure(df: pd.DataFrame, metric: str = "acc", rule: str = "paper",
     labels = {series_label(m, s) for m, s in zip(points["method"][~reference],
                                                   points["scoring"][~reference])}
     styles = _styles(labels)
-    fig, axes = _panel_grid(len(datasets))
+    banded = summary == "mean" and points["spread"].notna().any()
+    fig, axes = _panel_grid(len(datasets), size=(4.0, 3.3))
     for ax, dataset in zip(axes, datasets):
         here = points[points["dataset"] == dataset]
         for (method, scoring), line in here.groupby(["method", "scoring"], sort=True):
             label = series_label(method, scoring)
             if keeps_all_features(method):
-                ax.axhline(100 * line["value"].iloc[0], color="0.3", linestyle="--", label=label)
+                ax.axhline(100 * line["value"].iloc[0], color="0.45", linestyle=(0, (6, 3)),
+                           linewidth=1.2, label=label)
             else:
-                colour, marker = styles[label]
+                colour, marker, dashes = styles[label]
                 ax.plot(line["n_features"], 100 * line["value"], marker=marker, markersize=4,
-                        color=colour, label=label)
+                        color=colour, linestyle=dashes, label=label)
+                if banded:
+                    mean, std = 100 * line["value"], 100 * line["spread"].fillna(0.0)
+                    ax.fill_between(line["n_features"], mean - std, mean + std, color=colour,
+                                    alpha=0.15, linewidth=0, gid=f"std:{label}")
         ax.set_xticks(sorted(here.loc[~here["method"].map(keeps_all_features),
                                       "n_features"].unique()))
         ax.set_title(dataset)
@@ -235,10 +288,17 @@ def counts_figure(df: pd.DataFrame, metric: str = "acc", rule: str = "paper",
     for ax in axes:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(label, handle)
-    fig.legend(list(handles.values()), list(handles.keys()), loc="outside right upper",
-               fontsize="small")
-    fig.suptitle(f"{METRICS[metric]} against the number of selected features — {rule} rule "
-                 f"({SUMMARIES[summary]})", fontsize="medium")
+    # On the first row's last panel, outside it: the layout makes room for it, below the title.
+    top_right = axes[min(len(axes), MAX_COLUMNS) - 1]
+    top_right.legend(list(handles.values()), list(handles.keys()), loc="upper left",
+                     bbox_to_anchor=(1.03, 1.0), borderaxespad=0, fontsize="small",
+                     frameon=False)
+    shown = ("mean over the K-means runs, band = ±1 std" if banded
+             else SUMMARIES[summary])
+    _suptitle(fig, f"{METRICS[metric]} against the number of selected features\n"
+                 f"{RULE_LABELS[rule]}; {shown}")
+    _caption(fig, rule_caption(rule) + " All Features: dashed grey line.",
+             protocol_caption(df))
     return fig
 
 
@@ -276,22 +336,28 @@ def sensitivity_figure(df: pd.DataFrame, dataset: str, method: str, metric: str 
     counts = sorted(counts or sub["n_features"].unique())
     vmin, vmax = 100 * sub["value"].min(), 100 * sub["value"].max()
     if len(chosen) == 1:
-        fig, axes = _panel_grid(1, size=(5.0, 3.8))
+        fig, axes = _panel_grid(1, size=(5.4, 4.2))
         image = _heatmap(axes[0], sub, f"param_{chosen[0]}", "n_features", vmin, vmax)
-        axes[0].set_xlabel(chosen[0])
+        axes[0].set_xlabel(f"{chosen[0]} (grid value)")
         axes[0].set_ylabel("number of selected features")
     else:
-        fig, axes = _panel_grid(len(counts), size=(3.8, 3.4))
+        fig, axes = _panel_grid(len(counts), ncols=3, size=(4.0, 3.6))
         for ax, m in zip(axes, counts):
             image = _heatmap(ax, sub[sub["n_features"] == m], f"param_{chosen[0]}",
                              f"param_{chosen[1]}", vmin, vmax)
-            ax.set_title(f"m = {m}")
-            ax.set_xlabel(chosen[0])
-            ax.set_ylabel(chosen[1])
+            ax.set_title(f"m = {m} selected features", fontsize="medium")
+            ax.set_xlabel(f"{chosen[0]} (grid value)")
+            ax.set_ylabel(f"{chosen[1]} (grid value)")
     fig.colorbar(image, ax=axes, label=f"{METRICS[metric]} (%)", shrink=0.8)
     note = f"; best over {', '.join(others)}" if others else ""
-    fig.suptitle(f"{method} on {dataset}: {METRICS[metric]} ({SUMMARIES[summary]}){note}",
-                 fontsize="medium")
+    shown = "mean over the K-means runs" if summary == "mean" else SUMMARIES[summary]
+    _suptitle(fig, f"{method} on {dataset}: {METRICS[metric]} (%), {shown}{note}")
+    spread = ""
+    if summary == "mean" and sub["spread"].notna().any():
+        std = 100 * sub["spread"].dropna()
+        spread = (f"Cells show the mean; its std over the K-means runs (not shown) is "
+                  f"{std.median():.1f} points in the median cell, at most {std.max():.1f}.")
+    _caption(fig, spread, protocol_caption(sub))
     return fig
 
 
@@ -309,9 +375,10 @@ def _heatmap(ax, cells: pd.DataFrame, x: str, y: str, vmin: float, vmax: float):
     ax.set_yticks(range(len(ys)), [_fmt_value(v) for v in ys], fontsize="small")
     if grid.size <= 100:
         middle = (vmin + vmax) / 2
+        size = 8 if grid.size <= 36 else 7
         for (i, j), value in np.ndenumerate(grid):
             if not np.isnan(value):
-                ax.text(j, i, f"{value:.0f}", ha="center", va="center", fontsize=7,
+                ax.text(j, i, f"{value:.1f}", ha="center", va="center", fontsize=size,
                         color="black" if value > middle else "white")
     return image
 
@@ -339,20 +406,38 @@ def convergence_records(df: pd.DataFrame) -> pd.DataFrame:
 def convergence_figure(df: pd.DataFrame, dataset: str) -> Figure:
     """A panel per method: the objective value per iteration of one fit on one data set."""
     rows = convergence_records(df[df["dataset"] == dataset])
-    fig, axes = _panel_grid(len(rows))
+    fig, axes = _panel_grid(len(rows), ncols=3, size=(4.0, 3.2))
     for ax, row in zip(axes, rows.itertuples(index=False)):
         history = np.asarray(row.objective_history, dtype=float)
-        ax.plot(np.arange(1, len(history) + 1), history, marker="o", markersize=2, color="C0")
+        ax.plot(np.arange(1, len(history) + 1), history, marker="o", markersize=2,
+                color=OKABE_ITO[4])
         finite = history[np.isfinite(history)]
-        if finite.size and finite.min() > 0 and finite.max() > 1e3 * finite.min():
+        log = bool(finite.size and finite.min() > 0 and finite.max() > 1e3 * finite.min())
+        if log:
             ax.set_yscale("log")
-        ax.set_title(f"{row.method} (m = {row.n_features})", fontsize="medium")
+        which = "default" if row.params == default_params(row.method) else "stored"
+        ax.set_title(f"{row.method}, m = {row.n_features} ({which} setting)\n"
+                     f"{setting_text(row.method, row.params)}", fontsize="small")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("iteration")
-        ax.set_ylabel("objective value")
+        ax.set_ylabel("objective value (no unit)" + (", log scale" if log else ""))
         ax.grid(alpha=0.3)
-    fig.suptitle(f"Convergence on {dataset}", fontsize="medium")
+    _suptitle(fig, f"Convergence on {dataset}: objective value per iteration of one fit")
+    _caption(fig, "Each panel is one fit: the method's label-free default setting at the data "
+                  "set's report feature count where stored (else the first stored setting). "
+                  "The objective is the method's own (its docstring), in its own scale.")
     return fig
+
+
+def setting_text(method: str, params: str) -> str:
+    """A stored setting as ``name=value`` for its grid parameters (all parameters when the
+    method has no grid in its config)."""
+    import json
+
+    values = json.loads(params)
+    grid = list((method_config(method).get("grid") or {}).keys())
+    shown = {k: values[k] for k in grid if k in values} or values
+    return ", ".join(f"{k}={_fmt_value(v)}" for k, v in shown.items()) or "no parameters"
 
 
 def admm_figure(dataset: str = "digits", n_features: int = 20, max_iter: int = 300,
@@ -368,17 +453,20 @@ def admm_figure(dataset: str = "digits", n_features: int = 20, max_iter: int = 3
     data = load_dataset(dataset, data_dir=data_dir)
     m = min(int(n_features), data.n_features)
     fig, (ax,) = _panel_grid(1, size=(5.5, 3.8))
-    for admm, style in (("vanilla", "-"), ("bilinear", "--")):
+    for (admm, style), colour in zip((("vanilla", "-"), ("bilinear", "--")), OKABE_ITO[4:]):
         selector = make_selector("kmufs", n_features_to_select=m, n_clusters=data.n_classes,
                                  admm=admm, max_iter=int(max_iter), random_state=0)
         norms = np.asarray(selector.fit(data.X).v_norm_history_, dtype=float)
-        ax.plot(np.arange(1, len(norms) + 1), norms, linestyle=style, label=f"{admm} ADMM")
+        ax.plot(np.arange(1, len(norms) + 1), norms, linestyle=style, color=colour,
+                label=f"{admm} ADMM")
     ax.axhline(math.sqrt(m), color="0.5", linewidth=0.8, linestyle=":")
     ax.set_yscale("log")
     ax.set_xlabel("iteration")
-    ax.set_ylabel(r"$\|V\|_F$")
+    ax.set_ylabel(r"$\|V\|_F$ (no unit, log scale)")
     ax.legend()
     ax.set_title(f"K-means UFS on {dataset}, h = {m} (dotted: $\\sqrt{{h}}$)", fontsize="medium")
+    _caption(fig, f"Both ADMM variants fitted here with random_state=0 and at most {max_iter} "
+                  f"iterations; no K-means evaluation, no stored results.")
     return fig
 
 
@@ -431,7 +519,8 @@ def pixels_figure(df: pd.DataFrame, dataset: str, methods=None, counts=None, sam
     col_counts = sorted(chosen["n_features"].unique())
     row_methods = sorted(chosen["method"].unique())
     nrows, ncols = len(row_methods) * len(samples), len(col_counts)
-    fig = Figure(figsize=(1.5 * ncols + 1.2, 1.5 * nrows * shape[0] / shape[1] + 0.6),
+    # room for the two-line title and the caption even with a single image
+    fig = Figure(figsize=(max(4.8, 1.5 * ncols + 1.2), 1.5 * nrows * shape[0] / shape[1] + 1.9),
                  layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=False)
     for i, (method, sample) in enumerate((m, s) for m in row_methods for s in samples):
@@ -443,11 +532,16 @@ def pixels_figure(df: pd.DataFrame, dataset: str, methods=None, counts=None, sam
             ax.imshow(data.X[sample].reshape(shape, order=order), cmap="gray")
             if not hit.empty:
                 ax.imshow(_pixel_overlay(hit["selected"].iloc[0], data.n_features, shape, order))
+            else:
+                ax.text(0.5, 0.5, "not stored", ha="center", va="center", fontsize="small",
+                        color="white", transform=ax.transAxes)
             if i == 0:
                 ax.set_title(f"m = {m}", fontsize="small")
             if j == 0:
                 ax.set_ylabel(f"{method}\n#{sample}", fontsize="small")
-    fig.suptitle(f"Selected features on {dataset} ({rule} rule)", fontsize="medium")
+    _suptitle(fig, f"Selected features on {dataset}\n(orange; {RULE_LABELS[rule]} per count)")
+    _caption(fig, f"Rows: method and sample index; columns: m selected features (pixels). "
+                  f"{rule_caption(rule)} Picked by ACC.", protocol_caption(chosen))
     return fig
 
 
@@ -456,16 +550,22 @@ def _pixel_overlay(selected, n_features: int, shape, order: str) -> np.ndarray:
     mask = np.zeros(n_features, dtype=bool)
     mask[np.asarray(selected, dtype=int)] = True
     rgba = np.zeros((*shape, 4))
-    rgba[mask.reshape(shape, order=order)] = (1.0, 0.0, 0.0, 0.85)
+    rgba[mask.reshape(shape, order=order)] = (0.902, 0.624, 0.0, 0.9)  # Okabe-Ito orange
     return rgba
 
 
 # -- the critical-difference diagram ----------------------------------------------------------
-def cd_figure(test: RankTest, title: str = "") -> Figure:
+def cd_figure(test: RankTest, title: str = "", caption: str = "") -> Figure:
     """Demšar's critical-difference diagram: a rank axis (1 = best, left), each method pointing
     at its mean rank, the CD as a scale bar, and thick bars joining methods not significantly
-    different (Nemenyi). Every method's pointer is a line with gid ``method:<label>``."""
+    different (Nemenyi). Every method's pointer is a line with gid ``method:<label>``.
+
+    Needs >= 3 methods (the Friedman test's minimum); with fewer a UFSBenchError says so."""
     k, means = test.n_methods, test.mean_ranks
+    if k < 3 or test.statistic is None:
+        raise UFSBenchError(f"a critical-difference diagram needs >= 3 methods (Friedman test); "
+                            f"{k} have results on {test.n_datasets} common data sets "
+                            f"({', '.join(means.index)}): add methods with --method or run more")
     half = math.ceil(k / 2)
     fig = Figure(figsize=(7.5, 1.6 + 0.28 * half + 0.18 * len(cliques(means, test.cd))),
                  layout="constrained")
@@ -475,6 +575,8 @@ def cd_figure(test: RankTest, title: str = "") -> Figure:
     for r in range(1, k + 1):
         ax.vlines(r, 0, 0.12, color="black", linewidth=1)
         ax.text(r, 0.2, str(r), ha="center", va="bottom", fontsize="small")
+    ax.text(1 + (k - 1) / 2, 0.5, "mean rank (1 = best)", ha="center", va="bottom",
+            fontsize="small", gid="axis-label")
     ax.hlines(0.75, 1, 1 + test.cd, color="black", linewidth=1.5)
     ax.vlines([1, 1 + test.cd], 0.68, 0.82, color="black", linewidth=1.5)
     ax.text(1 + test.cd / 2, 0.88, f"CD = {test.cd:.2f}", ha="center", va="bottom",
@@ -492,11 +594,17 @@ def cd_figure(test: RankTest, title: str = "") -> Figure:
         ax.hlines(y, means.iloc[a] - 0.03, means.iloc[b] + 0.03, color="black", linewidth=3)
     ax.set_xlim(-1.5, k + 2.5)
     ax.set_ylim(-0.5 - 0.3 * half, 1.3)
-    friedman = (f"Friedman χ² = {test.statistic:.2f}, p = {test.pvalue:.3g}"
-                if test.statistic is not None else "Friedman test needs ≥ 3 methods")
+    friedman = f"Friedman χ² = {test.statistic:.2f}, p = {test.pvalue:.3g}"
     ax.set_title(f"{title}{' — ' if title else ''}mean ranks over {test.n_datasets} data sets; "
-                 f"{friedman}; Nemenyi α = {test.alpha:g}", fontsize="small")
+                 f"{friedman}; Nemenyi α = {test.alpha:g}", fontsize="medium")
+    _caption(fig, "Thick bars join methods whose mean ranks differ by less than the critical "
+                  "difference (CD, Nemenyi).", caption)
     return fig
+
+
+def ranks_caption(df: pd.DataFrame, rule: str) -> str:
+    """The caption of a critical-difference diagram: the cells ranked and their protocol."""
+    return f"{rule_caption(rule)} {protocol_caption(df)}"
 
 
 # -- every figure a store supports ------------------------------------------------------------
@@ -523,7 +631,7 @@ def standard_figures(df: pd.DataFrame, summary: str = "mean", download: bool = F
              for m in METRICS]
     specs += [FigureSpec("ranks", f"{METRICS[m]}: critical-difference diagram (papers' rule)",
                          f"ranks_{m}", lambda m=m: cd_figure(rank_methods(df, m, "paper", summary),
-                                                             METRICS[m]))
+                                                             METRICS[m], ranks_caption(df, "paper")))
               for m in METRICS]
     try:
         iterative = sorted(convergence_records(df)["dataset"].unique())
