@@ -12,6 +12,8 @@ from ufsbench.numerics import laplacian, project_simplex_rows, squared_distances
 from ufsbench.numerics.diag_lowrank import (dense_smallest_eigvecs,
                                             smallest_eigvecs_tied_diag_plus_lowrank)
 
+from _reference_sogfs import sogfs_reference  # noqa: I001 (tests/methods on sys.path)
+
 
 def _blobs(n_per=30, d=12, c=3, seed=0, sep=12.0):
     rng = np.random.default_rng(seed)
@@ -225,16 +227,28 @@ def test_determinism():
     assert a.objective_history_ == b.objective_history_
 
 
+@pytest.mark.parametrize("old, new", [(dict(w_solver="dense"), dict(solver="dense")),
+                                      (dict(solver="fast"), dict(solver="auto"))])
+def test_deprecated_solver_names_warn_and_fit_as_the_new_ones(old, new):
+    X, _ = _blobs(n_per=10, d=8)
+    with pytest.warns(FutureWarning, match="deprecated"):
+        a = make_selector("sogfs", n_clusters=3, max_iter=4, **old).fit(X)
+    b = make_selector("sogfs", n_clusters=3, max_iter=4, **new).fit(X)
+    np.testing.assert_array_equal(a.scores_, b.scores_)
+    assert a.objective_history_ == b.objective_history_
+
+
 def test_solvers_agree_on_the_fit_when_d_below_n():
     X, _ = _blobs(n_per=20, d=10)
-    a = make_selector("sogfs", n_clusters=3, w_solver="auto", max_iter=6).fit(X)
-    b = make_selector("sogfs", n_clusters=3, w_solver="dense", max_iter=6).fit(X)
+    a = make_selector("sogfs", n_clusters=3, solver="auto", max_iter=6).fit(X)
+    b = make_selector("sogfs", n_clusters=3, solver="dense", max_iter=6).fit(X)
     np.testing.assert_allclose(a.scores_, b.scores_, atol=1e-8)
 
 
 @pytest.mark.parametrize("params", [{"gamma": -1.0}, {"n_components": 0}, {"n_components": 1000},
                                     {"n_components": 1.5}, {"m": 0}, {"m": 1000}, {"m": 1.5},
-                                    {"w_solver": "magic"}, {"neighbours": "some"}, {"solver": "sparse"},
+                                    {"solver": "magic"}, {"w_solver": "magic"}, {"neighbours": "some"},
+                                    {"solver": "sparse"},
                                     {"lambda_factor": 1.0}, {"preprocess": "zscore"},
                                     {"lambda_init": 0.0}, {"eps": 0.0}, {"tol": -1.0}])
 def test_bad_parameters_raise(params):
@@ -286,23 +300,24 @@ def test_sparse_laplacian_eigvecs_equal_dense_subset_eigh():
 
 @pytest.mark.parametrize("shape,neighbours", [((90, 12), "all"), ((60, 140), "all"),
                                               ((90, 12), "local")])
-def test_fast_path_gives_the_dense_reference_iterates(shape, neighbours, monkeypatch):
-    """solver="fast" (sparse S / L_S, partial sorts, Lanczos F) = solver="dense" up to round-off."""
+def test_fit_gives_the_dense_reference_iterates(shape, neighbours, monkeypatch):
+    """Sparse S / L_S, partial sorts and the Lanczos F-step give the iterates of the dense
+    Algorithm 2 (tests/methods/_reference_sogfs.py) up to round-off."""
     import ufsbench.numerics.laplacian_eig as lap_eig
-    monkeypatch.setattr(lap_eig, "DENSE_BELOW", 0)            # exercise the sparse F-step
     ds = make_synthetic(n_samples=shape[0], n_features=shape[1], n_informative=4, n_clusters=3,
                         random_state=5)
-    fits = {solver: make_selector("sogfs", n_clusters=3, gamma=1.0, max_iter=15,
-                                  neighbours=neighbours, solver=solver).fit(ds.X)
-            for solver in ("fast", "dense")}
-    fast, dense = fits["fast"], fits["dense"]
-    assert fast.n_iter_ == dense.n_iter_
-    assert fast.n_components_history_ == dense.n_components_history_
-    np.testing.assert_allclose(fast.objective_history_, dense.objective_history_, rtol=1e-9)
-    np.testing.assert_allclose(fast.w_objective_history_, dense.w_objective_history_, rtol=1e-9)
-    np.testing.assert_allclose(fast.scores_, dense.scores_, atol=1e-9)
-    np.testing.assert_array_equal(fast.ranking_[:10], dense.ranking_[:10])
-    np.testing.assert_allclose(fast.similarity_, dense.similarity_, atol=1e-10)
+    dense = sogfs_reference(ds.X, 3, gamma=1.0, max_iter=15, neighbours=neighbours)
+    monkeypatch.setattr(lap_eig, "DENSE_BELOW", 0)            # exercise the sparse F-step
+    fast = make_selector("sogfs", n_clusters=3, gamma=1.0, max_iter=15,
+                         neighbours=neighbours).fit(ds.X)
+    assert fast.n_iter_ == dense["n_iter"]
+    assert fast.n_components_history_ == dense["n_components_history"]
+    np.testing.assert_allclose(fast.objective_history_, dense["objective_history"], rtol=1e-9)
+    np.testing.assert_allclose(fast.w_objective_history_, dense["w_objective_history"],
+                               rtol=1e-9)
+    np.testing.assert_allclose(fast.scores_, dense["scores"], atol=1e-9)
+    np.testing.assert_array_equal(fast.ranking_[:10], fast._rank(dense["scores"])[:10])
+    np.testing.assert_allclose(fast.similarity_, dense["similarity"], atol=1e-10)
 
 
 def test_fast_path_s_and_laplacian_have_the_dense_bits():
@@ -317,10 +332,9 @@ def test_fast_path_s_and_laplacian_have_the_dense_bits():
         D2 = D + lam * squared_distances(np.random.default_rng(0).normal(size=(60, 3)))
         np.testing.assert_array_equal(sogfs_mod.s_step(D2, 0.7),
                                       sogfs_mod.s_step(D2, 0.7, full_sort=True))
-    S_fast, L_fast = make_selector("sogfs", solver="fast")._graph(S)
-    S_dense, L_dense = make_selector("sogfs", solver="dense")._graph(S)
-    np.testing.assert_array_equal(L_fast.toarray(), L_dense)
-    np.testing.assert_array_equal(S_fast.toarray(), S_dense)
+    S_fast, L_fast = make_selector("sogfs")._graph(S)
+    np.testing.assert_array_equal(L_fast.toarray(), laplacian(sym(S)))
+    np.testing.assert_array_equal(S_fast.toarray(), S)
 
 
 # -- round-off and the degenerate first W-step (tie tolerance of numerics.diag_lowrank) ----------
@@ -409,7 +423,6 @@ def test_fit_does_not_depend_on_the_eigensolvers_basis_of_a_cut_null_space(monke
 
     for seed in (1, 2):
         solver = lambda L, c, warm=None, seed=seed: rotated_null_space(L, c, seed)  # noqa: E731
-        monkeypatch.setattr(sogfs_mod, "eigh_smallest", solver)
         monkeypatch.setattr(sogfs_mod, "laplacian_smallest_eigvecs", solver)
         other = make_selector("sogfs", **fit).fit(X)
         np.testing.assert_allclose(other.scores_, reference.scores_, atol=1e-10)

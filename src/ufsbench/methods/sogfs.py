@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import Hidden, Interval, RealNotInt, StrOpt
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
-from ufsbench.numerics import (eigh_smallest, knn_indices, l21_norm,
+from ufsbench.numerics import (knn_indices, l21_norm,
                                l21_reweight, laplacian, project_simplex_rows, row_norms,
                                smallest_eigvecs_diag_plus_lowrank, squared_distances, sym)
 from ufsbench.numerics.diag_lowrank import (dense_smallest_eigvecs,
@@ -23,9 +23,11 @@ from ufsbench.numerics.laplacian_eig import (canonical_null_space_vectors,
 from ufsbench.numerics.preprocess import center_unit_norm
 from ufsbench.numerics.simplex import project_simplex_rows_sparse
 
+#: The W-step's eigensolvers (``solver``).
 W_SOLVERS = ("auto", "tied", "dense", "lanczos")
-#: "fast": sparse S / L_S, partial sorts, shift-invert Lanczos for F; "dense": the reference path.
-SOLVERS = ("fast", "dense")
+#: Deprecated ``solver`` values (accepted for one release with a FutureWarning): "fast" named the
+#: sparse S / F path, the only one now, whose W-step is "auto".
+DEPRECATED_SOLVERS = {"fast": "auto"}
 #: Outer iterations during which the "local" neighbour sets stay those of the input space.
 FROZEN_NEIGHBOUR_ITERS = 5
 
@@ -136,7 +138,8 @@ def s_step(dist: np.ndarray, alpha: float, neighbours: np.ndarray | None = None,
     ``dist`` holds d_ij = m_ij + lambda n_ij. s_ii = 0 always (a sample is not its own neighbour).
     With ``neighbours`` (n x k indices) s_i is supported on those k entries only. Over all j the
     projection sorts only each row's largest entries (``project_simplex_rows_sparse``: rows
-    keep about k non-zeros, Eq. (27)); ``full_sort`` sorts whole rows (the reference path).
+    keep about k non-zeros, Eq. (27)); ``full_sort`` sorts whole rows (the plain computation the
+    tests compare with; the same bits).
     """
     n = dist.shape[0]
     if neighbours is None and not full_sort:
@@ -223,7 +226,7 @@ class SOGFS(UFSSelector):
       it to unit l2 norm -- the paper only cites Liu et al. 2013) or "none".
     * m (``n_components``): None = round(d/2), the middle of the paper's "around d/3 to 2d/3";
       eps of Eq. (9) = 1e-8.
-    * W-step solver ``w_solver``: "auto" uses the exact tied-diagonal reduction when gamma Q has few
+    * W-step solver ``solver``: "auto" uses the exact tied-diagonal reduction when gamma Q has few
       distinct values (always at Q = I; O(d n^2) instead of O(d^3)), dense LAPACK otherwise;
       "dense" always forms the d x d matrix; "lanczos" uses ARPACK (only sensible for m << d).
       After the first reweighting Q has d distinct entries and no exact shortcut exists: the
@@ -232,17 +235,17 @@ class SOGFS(UFSSelector):
       for m = d/2: subset MRRR/bisection ("evr"/"evx" with ``subset_by_index``) takes 2-2.7x longer
       (d = 1024, 2308), because LAPACK's dsyevr falls back to bisection + inverse iteration for a
       subset; sytrd + dstemr + dormqr by hand is no faster (the reduction to tridiagonal dominates).
-    * ``solver``: "fast" (default) and "dense" compute the same iterates up to round-off (tested).
-      "fast": S and L_S sparse (S has about k non-zeros per row) -- L_S X, the trace terms and the
+    * S and F: S and L_S sparse (S has about k non-zeros per row) -- L_S X, the trace terms and the
       component count on the sparse matrices; simplex projections (18) sort only each row's largest
       entries (``ufsbench.numerics.simplex``); F of problem (14) by shift-invert Lanczos on the
       sparse L_S from n = 600 on (``ufsbench.numerics.laplacian_eig``, warm start from the previous
       F; ARPACK's restart vectors come from a fixed seed, so a fit repeats exactly); X^T L_S X
       formed once per W-step and X W once per round. The sparse L_S carries exactly the dense
-      one's numbers: the first W-step's cut moves with round-off unless the tie
-      tolerance above absorbs it (seen on orl), and later steps make discrete decisions (support
-      of S, component counts) that can flip on ulps. "dense": the reference path, dense
-      n x n S and L_S, whole sorted rows, dense subset ``eigh`` for F.
+      one's numbers: the first W-step's cut moves with round-off unless the tie tolerance above
+      absorbs it (seen on orl), and later steps make discrete decisions (support of S,
+      component counts) that can flip on ulps. The iterates equal those of the plain dense
+      Algorithm 2 (dense n x n S and L_S, whole sorted rows, dense ``eigh`` for F;
+      ``tests/methods/_reference_sogfs.py``) up to round-off (tested).
 
     Parameters
     ----------
@@ -266,15 +269,15 @@ class SOGFS(UFSSelector):
         See above.
     preprocess : "center_unit" or "none", default "center_unit"
         See above.
-    w_solver : "auto", "tied", "dense" or "lanczos", default "auto"
+    solver : "auto", "tied", "dense" or "lanczos", default "auto"
         The W-step's eigensolver (see above).
-    solver : "fast" or "dense", default "fast"
-        See above.
-    m : deprecated
-        The old name of ``n_components`` (a FutureWarning; removed in the next release).
+    m, w_solver : deprecated
+        The old names of ``n_components`` and ``solver`` (a FutureWarning; removed in the next
+        release). ``solver="fast"`` (the sparse S / F path, now the only one) is the deprecated
+        spelling of "auto".
     memory : None, str or joblib.Memory, default None
         Where to cache the initial graph S and alpha (they depend on the preprocessed X, k,
-        neighbours and solver only); None computes them on every fit.
+        neighbours only); None computes them on every fit.
 
     Attributes
     ----------
@@ -282,7 +285,7 @@ class SOGFS(UFSSelector):
         ||w_i||_2, higher is better.
     projection_ : ndarray (n_features, m)
         W.
-    similarity_ : ndarray or scipy.sparse matrix (n_samples, n_samples)
+    similarity_ : ndarray (n_samples, n_samples)
         The final S.
     n_components_ : int
         Connected components of the final S (not the projection dimension, which is
@@ -330,15 +333,16 @@ class SOGFS(UFSSelector):
         "lambda_factor": [Interval(Real, 1, np.inf, closed="neither")],
         "neighbours": [StrOptions({"all", "local"})],
         "preprocess": [StrOptions({"center_unit", "none"})],
-        "w_solver": [StrOptions(set(W_SOLVERS))],
-        "solver": [StrOptions(set(SOLVERS))],
+        "solver": [StrOptions(set(W_SOLVERS) | set(DEPRECATED_SOLVERS),
+                              deprecated=set(DEPRECATED_SOLVERS))],
+        "w_solver": [StrOptions(set(W_SOLVERS)), Hidden(StrOptions({"deprecated"}))],
         "memory": MEMORY_CONSTRAINT,
     }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, gamma=1.0,
                  n_components=None, k=5, max_iter=50, inner_iter=1, tol=1e-5, eps=1e-8, lambda_init=None,
-                 lambda_factor=2.0, neighbours="all", preprocess="center_unit", w_solver="auto",
-                 solver="fast", m="deprecated", memory=None):
+                 lambda_factor=2.0, neighbours="all", preprocess="center_unit", solver="auto",
+                 m="deprecated", w_solver="deprecated", memory=None):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -354,21 +358,33 @@ class SOGFS(UFSSelector):
         self.lambda_factor = lambda_factor
         self.neighbours = neighbours
         self.preprocess = preprocess
-        self.w_solver = w_solver
         self.solver = solver
+        self.w_solver = w_solver
         self.memory = memory
 
+    def _w_solver(self) -> str:
+        """The W-step's solver, from the deprecated names where they were passed (FutureWarning)."""
+        solver = self.solver
+        if self.w_solver != "deprecated":
+            warnings.warn("SOGFS's w_solver is deprecated and will be removed in the next "
+                          "release; use solver", FutureWarning, stacklevel=4)
+            solver = self.w_solver
+        elif solver in DEPRECATED_SOLVERS:
+            warnings.warn(f"SOGFS's solver={solver!r} is deprecated and will be removed in the "
+                          f"next release; use solver={DEPRECATED_SOLVERS[solver]!r}",
+                          FutureWarning, stacklevel=4)
+            solver = DEPRECATED_SOLVERS[solver]
+        return solver
+
     def _graph(self, S: np.ndarray):
-        """(S, L_S = D - (S + S^T)/2) (steps 2-3 of Algorithm 2): sparse CSR on the fast path.
+        """(S, L_S = D - (S + S^T)/2) (steps 2-3 of Algorithm 2) as sparse CSR matrices.
 
         The sparse L_S holds the very bits of the dense one (built densely, O(n^2), then
         compressed): the first W-step at Q = I can be a degenerate cut whose choice moves with
-        round-off in L_S (see ``w_step``), and the fast path must take the reference's choice.
+        round-off in L_S (see ``w_step``), and the fit must take the dense computation's choice.
         """
         L = laplacian(sym(S))
-        if self.solver == "fast":
-            return sp.csr_matrix(S), sp.csr_matrix(L)
-        return S, L
+        return sp.csr_matrix(S), sp.csr_matrix(L)
 
     def _f_step(self, S_graph, L, c: int, F_prev: np.ndarray | None):
         """Problem (14): (F = the c smallest eigenvectors of L_S, S's component count and labels).
@@ -382,9 +398,7 @@ class SOGFS(UFSSelector):
         n_comp, labels = connected_component_labels(S_graph)
         if n_comp > c:
             return canonical_null_space_vectors(labels, c), n_comp, labels
-        if self.solver == "fast":
-            return laplacian_smallest_eigvecs(L, c, warm=F_prev)[1], n_comp, labels
-        return eigh_smallest(L, c)[1], n_comp, labels
+        return laplacian_smallest_eigvecs(L, c, warm=F_prev)[1], n_comp, labels
 
     def _fit(self, X):
         n, d = X.shape
@@ -399,11 +413,11 @@ class SOGFS(UFSSelector):
         if self.preprocess == "center_unit":
             X = center_unit_norm(X)
         gamma, eps = float(self.gamma), float(self.eps)
-        full_sort = self.solver == "dense"
+        solver = self._w_solver()
 
         # Initial S: problem (1) by the closed form (25) with alpha of Eq. (27).
         alpha, local0, S = cached_call(self.memory, initial_graph, X, k=k,
-                                       neighbours=self.neighbours, full_sort=full_sort)
+                                       neighbours=self.neighbours, full_sort=False)
         lam = alpha if self.lambda_init is None else float(self.lambda_init)
         S_graph, L = self._graph(S)
         F = self._f_step(S_graph, L, c, None)[0]
@@ -415,7 +429,7 @@ class SOGFS(UFSSelector):
         for it in range(self.max_iter):
             # Step 1: W by Algorithm 1 (problem (13) / Eq. (12)) with L_S of the current S.
             W, q, w_hist, paths, XW = w_step(X, L, q, gamma, m, self.inner_iter, eps,
-                                             self.w_solver, W0=W, return_projection=True)
+                                             solver, W0=W, return_projection=True)
             self.w_objective_history_.extend(w_hist)
             self.w_solver_paths_.extend(paths)
             # Step 4: S row by row, problem (18), d_ij = ||W^T x_i - W^T x_j||^2 + lam ||f_i - f_j||^2
@@ -426,7 +440,7 @@ class SOGFS(UFSSelector):
                 nbrs = local0 if it < FROZEN_NEIGHBOUR_ITERS else knn_indices(Mdist, k)
             else:
                 nbrs = None
-            S = s_step(dist, alpha, nbrs, full_sort=full_sort)
+            S = s_step(dist, alpha, nbrs)
             # Steps 2-3: L_S and F (problem (14)) from the new S.
             S_graph, L = self._graph(S)
             F_new, n_comp, labels = self._f_step(S_graph, L, c, F)
