@@ -1,4 +1,5 @@
-"""Benchmark K-means UFS: rank-k factor of A (fast, O(p h k) products) vs the dense p x p A (naive).
+"""Benchmark K-means UFS: rank-k factor of A (fast, O(p h k) products) vs the dense p x p A (naive:
+tests/methods/_reference_kmufs.py, which also takes every polar factor from a thin SVD).
 
 Usage: python benchmarks/bench_kmufs.py [--sizes 150x1000 200x3000] [--h 50] [--k 5]
        [--iters 60] [--admm bilinear] [--real isolet coil20]  (reads /work/shared/datasets/<name>.mat)
@@ -21,6 +22,10 @@ import numpy as np
 from common import load_bench_data, machine_line, markdown_table, typical_setting  # sets sys.path
 from ufsbench.methods.base import make_selector
 
+sys.path.insert(0, str(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                    "methods")))
+from _reference_kmufs import reference_kmufs  # noqa: E402
+
 BEFORE = "0df8ac1"
 
 
@@ -37,10 +42,13 @@ def _data(spec, k, seed):
     return spec, np.asarray(data["X"], float), len(np.unique(y))
 
 
-def _timed_fit(X, h, k, iters, **params):
+def _timed_fit(X, h, k, iters, form="factored", **params):
     t = time.perf_counter()
-    sel = make_selector("kmufs", n_features_to_select=h, n_clusters=k, max_iter=iters,
-                        patience=iters + 1, **params).fit(X)
+    if form == "factored":
+        sel = make_selector("kmufs", n_features_to_select=h, n_clusters=k, max_iter=iters,
+                            patience=iters + 1, **params).fit(X)
+    else:
+        sel = reference_kmufs(X, h, k, max_iter=iters, patience=iters + 1, **params)
     return time.perf_counter() - t, sel
 
 
@@ -101,8 +109,8 @@ def main():
         h = min(args.h, X.shape[1])
         per_iter, fits = {}, {}
         for form in ("factored", "dense"):
-            t1, _ = _timed_fit(X, h, k, 1, admm=args.admm, a_form=form)
-            tn, fits[form] = _timed_fit(X, h, k, args.iters, admm=args.admm, a_form=form)
+            t1, _ = _timed_fit(X, h, k, 1, form, admm=args.admm)
+            tn, fits[form] = _timed_fit(X, h, k, args.iters, form, admm=args.admm)
             per_iter[form] = max(tn - t1, 0.0) / (args.iters - 1)
         fast, dense = fits["factored"], fits["dense"]
         t = time.perf_counter()

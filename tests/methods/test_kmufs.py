@@ -11,8 +11,10 @@ from sklearn.datasets import load_digits
 from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import available_methods, make_selector
-from ufsbench.methods.kmufs import _DenseA, _FactoredA, _initial_basis
+from ufsbench.methods.kmufs import _FactoredA, _initial_basis
 from ufsbench.numerics.preprocess import zscore
+
+from _reference_kmufs import reference_kmufs
 
 
 def _fit(X, h, k, **params):
@@ -132,7 +134,7 @@ def test_objective_history_is_the_support_objective_and_never_beats_the_optimum(
 @pytest.mark.parametrize("admm", ["bilinear", "vanilla"])
 def test_factored_A_matches_the_dense_p_by_p_form(synthetic, admm):
     fast = _fit(synthetic.X, 8, 3, admm=admm)
-    dense = _fit(synthetic.X, 8, 3, admm=admm, a_form="dense")
+    dense = reference_kmufs(synthetic.X, 8, 3, admm=admm)
     np.testing.assert_array_equal(fast.support_, dense.support_)
     np.testing.assert_allclose(fast.objective_history_, dense.objective_history_, rtol=1e-10)
 
@@ -182,11 +184,11 @@ def test_operators_agree():
     P = np.linalg.qr(rng.standard_normal((25, 4)))[0]
     sigma = np.array([5.0, 3.0, 2.0, 0.5])
     Y = rng.standard_normal((25, 6))
-    fact, dense = _FactoredA(P, sigma), _DenseA(P, sigma)
-    np.testing.assert_allclose(fact.dot(Y), dense.dot(Y), atol=1e-12)
+    fact, A = _FactoredA(P, sigma), (P * sigma) @ (P * sigma).T       # A = P Sigma^2 P^T
+    np.testing.assert_allclose(fact.dot(Y), A @ Y, atol=1e-12)
     mu = sigma[0] ** 2 + 0.1
-    np.testing.assert_allclose(fact.shifted_solve(mu, Y), dense.shifted_solve(mu, Y), rtol=1e-9,
-                               atol=1e-9)
+    np.testing.assert_allclose(fact.shifted_solve(mu, Y), np.linalg.solve(mu * np.eye(25) - A, Y),
+                               rtol=1e-9, atol=1e-9)
 
 
 def _kmeans_objectives(X, subset, k, labels):
@@ -262,7 +264,7 @@ def test_patience_stops_after_the_set_is_stable(synthetic):
     assert not capped.converged_ and capped.n_iter_ == 10
 
 
-@pytest.mark.parametrize("params", [{"admm": "quadratic"}, {"a_form": "sparse"}, {"rho": 0.9},
+@pytest.mark.parametrize("params", [{"admm": "quadratic"}, {"rho": 0.9},
                                     {"mu0": 0.0}, {"mu0": np.inf}, {"max_iter": 0},
                                     {"patience": 1.5}])
 def test_bad_parameters_raise(synthetic, params):
@@ -319,11 +321,12 @@ def test_gram_polar_falls_back_to_the_svd_when_the_gram_is_ill_conditioned(kappa
                                     {"admm": "vanilla", "max_iter": 300}])
 @pytest.mark.parametrize("data, k, h", [("synthetic", 3, 8), ("digits", 10, 20)])
 def test_gram_polar_fit_matches_the_svd_fit(request, data, k, h, params):
-    """polar="svd" is the thin-SVD computation of the polar factor; the Gram form changes only
-    round-off, so the ADMM stops at the same iteration with the same support and objectives."""
+    """The reference takes every polar factor from a thin SVD (and the dense A); the Gram form
+    and the factored A change only round-off, so the ADMM stops at the same iteration with the
+    same support and objectives."""
     X = request.getfixturevalue(data)
     X = X.X if hasattr(X, "X") else X
-    gram, svd = (_fit(X, h, k, polar=polar, **params) for polar in ("gram", "svd"))
+    gram, svd = _fit(X, h, k, **params), reference_kmufs(X, h, k, **params)
     np.testing.assert_array_equal(gram.support_, svd.support_)
     assert gram.n_iter_ == svd.n_iter_ and gram.converged_ == svd.converged_
     np.testing.assert_allclose(gram.objective_history_, svd.objective_history_, rtol=1e-12)

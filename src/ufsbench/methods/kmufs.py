@@ -10,13 +10,11 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.methods.base import UFSSelector, register
-from ufsbench.numerics import orthonormal_polar, top_rows
+from ufsbench.numerics import top_rows
 from ufsbench.numerics.polar import gram_polar
 from ufsbench.numerics.preprocess import zscore
 
 ADMM_FORMS = ("bilinear", "vanilla", "exact")
-A_FORMS = ("factored", "dense")
-POLAR_FORMS = {"gram": gram_polar, "svd": orthonormal_polar}
 
 
 def _initial_basis(P: np.ndarray, h: int) -> np.ndarray:
@@ -54,20 +52,6 @@ class _FactoredA:
         return Y / mu + self.P_k @ ((1.0 / (mu - self.eig) - 1.0 / mu)[:, None] * (self.P_k.T @ Y))
 
 
-class _DenseA:
-    """The naive form: the p x p matrix A itself (reference for tests and the benchmark)."""
-
-    def __init__(self, P_k: np.ndarray, sigma_k: np.ndarray):
-        Z = P_k * sigma_k
-        self.A = Z @ Z.T
-
-    def dot(self, Y: np.ndarray) -> np.ndarray:          # O(p^2 h)
-        return self.A @ Y
-
-    def shifted_solve(self, mu: float, Y: np.ndarray) -> np.ndarray:
-        return np.linalg.solve(mu * np.eye(self.A.shape[0]) - self.A, Y)
-
-
 @register("kmufs")
 class KMeansUFS(UFSSelector):
     """K-means UFS: the h features whose rank-k spectral K-means objective is best (exact subset).
@@ -101,15 +85,15 @@ class KMeansUFS(UFSSelector):
     (30) iterations or after ``max_iter`` (3000) iterations (§III-D); mu stops growing once it
     exceeds ``mu_max`` = 1e7 (§III-C). Everything is deterministic; ``random_state`` is unused.
 
-    Cost. A is never formed (``a_form="factored"``): A Y = Z (Z^T Y) with Z = P_k Sigma_k (p x k)
+    Cost. A is never formed: A Y = Z (Z^T Y) with Z = P_k Sigma_k (p x k)
     and (mu I - A)^{-1} Y = Y/mu + P_k diag(1/(mu - s_j^2) - 1/mu) P_k^T Y, both O(p h k). The
     polar factor of the p x h matrix H costs O(p h^2), which no factorisation of A avoids, so an
-    iteration costs O(p h (k + h)) instead of O(p^2 h) with the dense A (``a_form="dense"``, kept
-    as the reference; ``benchmarks/bench_kmufs.py`` compares them). The polar factor is taken from
-    the h x h Gram (``polar="gram"``, ``numerics.polar.gram_polar``: H (H^T H)^{-1/2}, one p h^2
-    Gram product, an h x h ``eigh`` and one p h^2 product; the SVD form when H^T H is
-    ill-conditioned), about 5x faster than the thin SVD of the p x h matrix (``polar="svd"``, kept
-    as the reference) at p = 2000, h = 100, where the SVD is 60% of an iteration. While mu is
+    iteration costs O(p h (k + h)) instead of O(p^2 h) with the dense A (the plain form of
+    tests/methods/_reference_kmufs.py; ``benchmarks/bench_kmufs.py`` compares them). The polar
+    factor is taken from the h x h Gram (``numerics.polar.gram_polar``: H (H^T H)^{-1/2}, one
+    p h^2 Gram product, an h x h ``eigh`` and one p h^2 product; the SVD form when H^T H is
+    ill-conditioned), about 5x faster than the thin SVD of the p x h matrix (the reference's
+    form) at p = 2000, h = 100, where the SVD is 60% of an iteration. While mu is
     small, H is dominated by A V (rank k < h) and its Gram is too ill-conditioned, so the first
     100-200 iterations keep the SVD: whole fits are 1.5-2.3x faster, same supports
     (``benchmarks/bench_kmufs.py --before``).
@@ -156,8 +140,6 @@ class KMeansUFS(UFSSelector):
     admm : "bilinear" (Algorithm 1), "vanilla" (Eqs. 12-25) or "exact" (closed form, not in paper).
     max_iter : iteration cap (the paper: 3000).
     patience : stop after this many iterations without a change of the selected set (paper: 30).
-    a_form : "factored" (rank-k factor, default) or "dense" (the p x p matrix A; reference only).
-    polar : "gram" (polar factor from the h x h Gram, default) or "svd" (thin SVD; reference).
 
     Attributes
     ----------
@@ -176,13 +158,10 @@ class KMeansUFS(UFSSelector):
         "admm": [StrOptions(set(ADMM_FORMS))],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "patience": [Interval(Integral, 1, None, closed="left")],
-        "a_form": [StrOptions(set(A_FORMS))],
-        "polar": [StrOptions(set(POLAR_FORMS))],
     }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, mu0=0.1,
-                 rho=1.05, mu_max=1e7, admm="bilinear", max_iter=3000, patience=30,
-                 a_form="factored", polar="gram"):
+                 rho=1.05, mu_max=1e7, admm="bilinear", max_iter=3000, patience=30):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -192,8 +171,6 @@ class KMeansUFS(UFSSelector):
         self.admm = admm
         self.max_iter = max_iter
         self.patience = patience
-        self.a_form = a_form
-        self.polar = polar
 
     def _fit(self, X):
         h, k = self.n_features_to_select_, self.n_clusters_
@@ -212,7 +189,7 @@ class KMeansUFS(UFSSelector):
             self.objective_history_, self.v_norm_history_, self.residual_history_ = [], [], []
             self.n_iter_, self.converged_ = 0, True
         else:
-            operator = (_FactoredA if self.a_form == "factored" else _DenseA)(P_k, sigma_k)
+            operator = _FactoredA(P_k, sigma_k)
             V0 = _initial_basis(P, h)                                  # Eq. (32)
             support = self._admm(operator, V0, diag_A, sigma_k[0] ** 2 if k else 0.0)
         self.support_ = np.zeros(X.shape[1], dtype=bool)
@@ -221,7 +198,6 @@ class KMeansUFS(UFSSelector):
     def _admm(self, A, V0: np.ndarray, diag_A: np.ndarray, lambda_1: float) -> np.ndarray:
         h = V0.shape[1]
         bilinear = self.admm == "bilinear"
-        polar = POLAR_FORMS[self.polar]
         V, U, W = V0.copy(), V0.copy(), V0.copy()
         Omega, Gamma = np.zeros_like(V0), np.zeros_like(V0)
         mu = float(self.mu0) if bilinear else lambda_1 + float(self.mu0)
@@ -237,10 +213,10 @@ class KMeansUFS(UFSSelector):
                 norm_D = np.linalg.norm(D)
                 if norm_D > 0:
                     V = np.sqrt(h) / norm_D * D                        # Eq. (29)
-                U = polar(A.dot(V) + mu * (V + Om))                    # Eqs. (30)-(31)
+                U = gram_polar(A.dot(V) + mu * (V + Om))               # Eqs. (30)-(31)
             else:
                 V = 0.5 * mu * A.shifted_solve(mu, B + C)              # Eq. (22)
-                U = polar(V + Om)                                      # Eqs. (23)-(24)
+                U = gram_polar(V + Om)                                 # Eqs. (23)-(24)
             v_norms.append(float(np.linalg.norm(V)))
             F = V + Gm
             new_support = top_rows(F, h)                               # Eqs. (25)-(26):
