@@ -226,3 +226,42 @@ def test_user_registry_directory(held_out, monkeypatch):
                      *FAST, f"results_dir={res}", "baselines=[]", env=env)
     assert again.returncode == 0, again.stderr
     assert "1 already in the store, 0 new" in again.stderr
+
+
+def test_user_entries_of_own_files_never_advise_downloading(tmp_path, monkeypatch):
+    user = tmp_path / "cfg"
+    (user / "dataset").mkdir(parents=True)
+    (user / "dataset" / "mine.yaml").write_text("name: mine\nkind: mat\nfile: mine.mat\n")
+    (user / "dataset" / "table.yaml").write_text("name: table\nkind: csv\nfile: table.txt\n")
+    monkeypatch.setenv("UFSBENCH_CONFIG_DIR", str(user))
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "mine.mat").write_text("a,b\n1,2\n")
+    for name, expect in (("mine", "not a readable MATLAB .mat file"), ("table", "not found")):
+        with pytest.raises(DataError, match=expect) as err:
+            load_dataset(name, data_dir=data)
+        assert "download" not in str(err.value)
+    (data / "table.txt").write_text("a,b,label\n1,2,0\n3,4,1\n5,7,1\n")
+    table = load_dataset("table", data_dir=data)  # kind csv: read as a table, not as a .mat
+    assert table.feature_names == ["a", "b"] and table.n_classes == 2
+
+
+def test_parquet_without_an_engine_says_what_to_install(tmp_path):
+    path = _write(tmp_path / "t.parquet", "not parquet")
+    with pytest.raises(DataError) as err:
+        load_file_dataset(path)
+    assert str(path) in str(err.value)
+    assert "pip install pyarrow" in str(err.value) or "not a readable parquet" in str(err.value)
+
+
+def test_hydra_searchpath_reaches_the_registry(held_out):
+    tmp_path, _, _ = held_out
+    user = tmp_path / "sp"
+    (user / "dataset").mkdir(parents=True)
+    (user / "dataset" / "sp_set.yaml").write_text(
+        f"name: sp_set\nkind: file\npath: {tmp_path / 'heldout.mat'}\nfeature_counts: [4]\n")
+    run = ufsbench("run", "method=ls", "dataset=sp_set", f"hydra.searchpath=[file://{user}]",
+                   *FAST, f"results_dir={tmp_path / 'res-sp'}", "baselines=[]")
+    assert run.returncode == 0, run.stderr
+    assert "sp_set / ls: 2 parameter setting(s)" in run.stderr
+    assert "feature counts [4] (the data set's)" in run.stderr

@@ -285,7 +285,13 @@ def _select(args: list[str]) -> None:
         return
     keys, overrides = _select_keys(args)
     with tempfile.TemporaryDirectory(prefix="ufsbench-configs-") as tmp:
-        overrides, _ = _prepare_overrides(overrides, Path(tmp))
+        try:
+            overrides, _ = _prepare_overrides(overrides, Path(tmp))
+        except UFSBenchError as exc:
+            if str(exc).startswith("unknown key"):
+                raise UFSBenchError(f"{exc}; select also takes n_features=, n_clusters= and "
+                                    f"out=") from None
+            raise
         if any("," in o.partition("=")[2] for o in overrides
                if o.partition("=")[0] in ("method", "dataset")):
             raise UFSBenchError("select takes one method and one data set (no comma lists)")

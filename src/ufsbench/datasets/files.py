@@ -94,17 +94,30 @@ def _read_table(path: Path, fmt: str):
     try:
         if fmt == "parquet":
             return pd.read_parquet(path)
-        sep = "\t" if fmt == "tsv" else None
         with open(path, "rb") as fh:
-            head = fh.read(4096)
+            head = fh.read(65536)
         if b"\0" in head:
             raise ValueError("the file is binary, not text")
-        return pd.read_csv(path, sep=sep, engine="python")
+        first = head.splitlines()[0].decode("utf-8", "replace") if head.strip() else ""
+        sep = "\t" if fmt == "tsv" else next((c for c in (",", ";", "\t") if c in first), None)
+        table = pd.read_csv(path, sep=sep or r"\s+")
+        if _all_numbers(table.columns):  # no header line: its first row is data
+            table = pd.read_csv(path, sep=sep or r"\s+", header=None)
+            table.columns = [f"x{j}" for j in range(table.shape[1])]
+        return table
     except ImportError as exc:
         raise DataError(f"{path}: reading .parquet needs pyarrow or fastparquet ({exc}); "
                         f"`pip install pyarrow`, or save the table as .csv") from None
     except (ValueError, OSError, UnicodeDecodeError, pd.errors.ParserError) as exc:
         raise _not_this_format(path, fmt, exc) from None
+
+
+def _all_numbers(names) -> bool:
+    try:
+        [float(str(n)) for n in names]
+    except ValueError:
+        return False
+    return True
 
 
 def _pick_label_column(path: Path, columns: list, label) -> object | None:

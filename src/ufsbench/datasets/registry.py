@@ -379,7 +379,8 @@ def dataset_status(name: str, data_dir: str | os.PathLike | None = None) -> dict
     entry = dataset_entry(name)
     if entry.get("kind") in ("synthetic", "sklearn_digits"):
         return {"present": True, "verified": True, "detail": "embedded"}
-    if not entry.get("source"):  # the user's own file: present or not, nothing to verify against
+    kind = entry.get("kind", "mat")
+    if kind in TABLE_KINDS or (kind == "mat" and not entry.get("source")):  # the user's own file
         directory = Path(data_dir).expanduser() if data_dir else default_data_dir()
         path = Path(entry["path"]).expanduser() if entry.get("path") else \
             directory / entry.get("file", "")
