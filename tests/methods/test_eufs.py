@@ -144,15 +144,27 @@ def test_buffered_loop_matches_the_reference_loop(wide_data, alpha, beta, order)
 
 
 @pytest.mark.parametrize("alpha,beta", [(1.0, 1.0), (1e-6, 1e6)])
-def test_sparse_graph_form_agrees_up_to_amplified_round_off(wide_data, alpha, beta):
-    """graph_form="sparse" changes only the summation order of L U and L Z; the ADMM amplifies
+def test_sparse_solver_agrees_up_to_amplified_round_off(wide_data, alpha, beta):
+    """solver="sparse" changes only the summation order of L U and L Z; the ADMM amplifies
     that to ~1e-7 relative in the scores and ~1e-5 in the last objectives here (see the
     parameter's note), far below any change of ranking."""
     fits = [make_selector("eufs", n_clusters=3, random_state=0, alpha=alpha, beta=beta,
-                          max_iter=60, tol=0.0, graph_form=form).fit(wide_data.X)
+                          max_iter=60, tol=0.0, solver=form).fit(wide_data.X)
             for form in ("dense", "sparse")]
     dense, sparse = fits
     np.testing.assert_allclose(sparse.scores_, dense.scores_, rtol=1e-6,
                                atol=1e-9 * dense.scores_.max())
     np.testing.assert_allclose(sparse.objective_history_, dense.objective_history_, rtol=1e-4)
     assert np.array_equal(sparse.top_features(20), dense.top_features(20))
+
+
+def test_deprecated_graph_form_warns_and_still_selects_the_form(wide_data):
+    kw = dict(n_clusters=3, random_state=0, max_iter=5, tol=0.0)
+    auto = make_selector("eufs", **kw).fit(wide_data.X)
+    dense = make_selector("eufs", solver="dense", **kw).fit(wide_data.X)
+    sparse = make_selector("eufs", solver="sparse", **kw).fit(wide_data.X)
+    assert np.array_equal(auto.scores_, dense.scores_)                # "auto" is "dense"
+    for form, expected in (("dense", dense), ("sparse", sparse)):
+        with pytest.warns(FutureWarning, match="graph_form is deprecated.*use solver"):
+            old = make_selector("eufs", graph_form=form, **kw).fit(wide_data.X)
+        assert np.array_equal(old.scores_, expected.scores_)

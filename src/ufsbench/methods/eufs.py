@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
@@ -14,6 +15,11 @@ from ufsbench.numerics import knn_graph, l21_norm, laplacian, orthonormal_polar,
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
 from ufsbench.numerics.prox import row_shrink
 from ufsbench.numerics.prox_inplace import row_shrink_
+
+#: How the graph term's products are formed: "auto" (= "dense"), "dense" or "sparse".
+SOLVERS = ("auto", "dense", "sparse")
+#: Marks a deprecated parameter that was not passed (scikit-learn's convention).
+DEPRECATED = "deprecated"
 
 
 @register("eufs")
@@ -68,13 +74,15 @@ class EUFS(UFSSelector):
     normalized_laplacian : use I - D^{-1/2} S D^{-1/2} instead of D - S.
     mu0, rho, mu_max : initial ADMM penalty, its growth factor and cap.
     max_iter, tol : iteration cap and tolerance on the relative primal residual.
-    graph_form : "dense" (default; BLAS products with the n x n L) or "sparse" (CSR L: O(n k c)
-        instead of O(n^2 c) per product, 2-3x faster fits at n ~ 600; NOT the default because
-        the ADMM amplifies the different round-off to ~1e-5 relative in the scores at some grid
-        points, as much as it amplifies a change of the memory order of X).
+    solver : "auto" (= "dense"), "dense" (BLAS products with the n x n L) or "sparse" (CSR L:
+        O(n k c) instead of O(n^2 c) per product, 2-3x faster fits at n ~ 600; not what "auto"
+        picks because the ADMM amplifies the different round-off to ~1e-5 relative in the scores
+        at some grid points, as much as it amplifies a change of the memory order of X).
     memory : None, str or joblib.Memory, default None
         Where to cache the kNN heat-kernel graph (it depends on X, k and sigma only); None computes
         it on every fit.
+    graph_form : deprecated
+        The old name of ``solver`` (a FutureWarning; removed in the next release).
 
     Attributes
     ----------
@@ -97,13 +105,15 @@ class EUFS(UFSSelector):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         # 0 runs all max_iter iterations.
         "tol": [Interval(Real, 0, None, closed="left")],
-        "graph_form": [StrOptions({"dense", "sparse"})],
+        "solver": [StrOptions(set(SOLVERS))],
+        "graph_form": [StrOptions({"dense", "sparse"}), Hidden(StrOptions({DEPRECATED}))],
         "memory": MEMORY_CONSTRAINT,
     }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
                  beta=1.0, k=5, sigma=None, normalized_laplacian=False, mu0=1e-3, rho=1.1,
-                 mu_max=1e10, max_iter=300, tol=1e-7, graph_form="dense", memory=None):
+                 mu_max=1e10, max_iter=300, tol=1e-7, solver="auto", memory=None,
+                 graph_form=DEPRECATED):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -117,8 +127,9 @@ class EUFS(UFSSelector):
         self.mu_max = mu_max
         self.max_iter = max_iter
         self.tol = tol
-        self.graph_form = graph_form
+        self.solver = solver
         self.memory = memory
+        self.graph_form = graph_form
 
     def _check_parameter_relations(self) -> None:
         # mu = min(rho mu, mu_max) only grows: a cap below the start would shrink it at once.
@@ -130,6 +141,14 @@ class EUFS(UFSSelector):
         S = cached_call(self.memory, knn_graph, X, k=min(self.k, X.shape[0] - 1),
                         weight="heat", sigma=self.sigma)
         return laplacian(S, normalized=self.normalized_laplacian)
+
+    def _solver(self) -> str:
+        """``solver``, from the deprecated ``graph_form`` where that was passed (FutureWarning)."""
+        if self.graph_form != DEPRECATED:
+            warnings.warn("EUFS's graph_form is deprecated and will be removed in the next "
+                          "release; use solver", FutureWarning, stacklevel=4)
+            return self.graph_form
+        return "dense" if self.solver == "auto" else self.solver
 
     def objective(self, X, U, V, L) -> float:
         """||X - U V^T||_{2,1} + alpha ||V||_{2,1} + beta Tr(U^T L U)."""
@@ -143,7 +162,7 @@ class EUFS(UFSSelector):
         c = self.n_clusters_
         alpha, beta = float(self.alpha), float(self.beta)
         L = self.graph_laplacian(X)
-        if self.graph_form == "sparse":     # ~2k + 1 non-zeros a row: O(n k c) products
+        if self._solver() == "sparse":      # ~2k + 1 non-zeros a row: O(n k c) products
             L = sp.csr_matrix(L)
         U, _ = kmeans_scaled_indicator(X, c, self.random_state)
         V = X.T @ U
