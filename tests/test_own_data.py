@@ -26,13 +26,6 @@ def ufsbench(*args, cwd=None, env=None):
                           timeout=300)
 
 
-@pytest.fixture(autouse=True)
-def _no_user_config(tmp_path, monkeypatch):
-    """No user registry directory unless a test makes one."""
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
-    monkeypatch.delenv("UFSBENCH_CONFIG_DIR", raising=False)
-
-
 @pytest.fixture
 def held_out(tmp_path):
     """The embedded synthetic set cut to 90 samples x 30 features, saved as .mat and .csv."""
@@ -101,6 +94,20 @@ def test_file_formats_and_label_choice(held_out, tmp_path):
         load_file_dataset(tmp_path / "heldout_table.csv", label="gene_5")
     unlabelled = load_file_dataset(tmp_path / "d.npz", label="none", need_labels=False)
     assert not unlabelled.meta["labelled"]
+
+
+def test_tables_without_header_or_with_other_separators(tmp_path):
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(20, 4)), np.repeat([1, 2], 10)
+    np.savetxt(tmp_path / "plain.csv", np.c_[X, y], delimiter=",")
+    np.savetxt(tmp_path / "spaces.txt", np.c_[X, y])
+    pd.DataFrame(np.c_[X, y], columns=["a", "b", "c", "d", "y"]).to_csv(
+        tmp_path / "semi.csv", sep=";", index=False)
+    for name in ("plain.csv", "spaces.txt", "semi.csv"):
+        data = load_file_dataset(tmp_path / name)
+        assert np.allclose(data.X, X) and np.array_equal(data.y, y - 1), name
+    assert load_file_dataset(tmp_path / "plain.csv").feature_names == ["x0", "x1", "x2", "x3"]
+    assert load_file_dataset(tmp_path / "semi.csv").feature_names == ["a", "b", "c", "d"]
 
 
 def test_default_feature_counts():
