@@ -415,6 +415,8 @@ def convergence_figure(df: pd.DataFrame, dataset: str) -> Figure:
         log = bool(finite.size and finite.min() > 0 and finite.max() > 1e3 * finite.min())
         if log:
             ax.set_yscale("log")
+        else:
+            ax.ticklabel_format(axis="y", useOffset=False)  # values as they are, no "+4.6e3"
         which = "default" if row.params == default_params(row.method) else "stored"
         ax.set_title(f"{row.method}, m = {row.n_features} ({which} setting)\n"
                      f"{setting_text(row.method, row.params)}", fontsize="small")
