@@ -168,6 +168,8 @@ def test_a_file_named_like_a_registry_set_is_refused(tmp_path):
     with pytest.raises(DataError, match="rename the file or give another name with dataset.name"):
         path_dataset_config(path)
     assert path_dataset_config(path, name="my_jaffe")["name"] == "my_jaffe"
+    odd = _write(tmp_path / "my data (v2).csv", "a,b,label\n1,2,0\n3,4,1\n")
+    assert path_dataset_config(odd)["name"] == "my_data_v2"  # a name Hydra's grammar takes
 
 
 def test_dataframe_keeps_its_column_names():

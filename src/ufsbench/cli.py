@@ -86,13 +86,15 @@ def _path_datasets(overrides: list[str]) -> tuple[list[str], dict[str, dict]]:
     out, configs = [], {}
     for item in overrides:
         key, _, value = item.partition("=")
-        if key != "dataset" or not value or "(" in value:
+        one_file = key == "dataset" and value not in names and Path(value).expanduser().is_file()
+        if key != "dataset" or not value or ("(" in value and not one_file):
             out.append(item)
             continue
+        given = [value] if one_file else value.split(",")  # a file name may hold commas
         choices = []
-        for choice in value.split(","):
+        for choice in given:
             if choice not in names and (is_data_path(choice) or Path(choice).expanduser().is_file()):
-                paths = [c for c in value.split(",") if c not in names]
+                paths = [c for c in given if c not in names]
                 if rename and len(paths) > 1:
                     raise UFSBenchError("dataset.name= names one data file; give one file per "
                                         "run, or rename the files")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -341,7 +342,8 @@ def path_dataset_config(path, name: str | None = None, label="auto") -> dict:
 
     resolved = resolve_path(path)
     fmt = file_format(resolved)
-    name = str(name or resolved.stem)
+    # A name Hydra's override grammar takes as it is (no spaces, brackets or commas).
+    name = str(name or re.sub(r"[^A-Za-z0-9_.-]+", "_", resolved.stem).strip("_") or "data")
     if name in _load_registry():
         raise DataError(f"data file {resolved} would be named {name!r}, which is a registry data "
                         f"set; rename the file or give another name with dataset.name=<name>")
