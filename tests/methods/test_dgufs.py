@@ -179,7 +179,7 @@ def test_planted_features_selected(data, fitted):
 
 def test_paper_mu0_overflows_with_clear_error(data):
     with pytest.raises(UFSBenchError, match="diverged"):
-        make_selector("dgufs", n_features_to_select=6, n_clusters=3, mu=1e-6).fit(data.X)
+        make_selector("dgufs", n_features_to_select=6, n_clusters=3, mu0=1e-6).fit(data.X)
 
 
 @pytest.mark.parametrize("params", [{"beta": 1.5}, {"alpha": 0.0}, {"m_update": "soft"},
@@ -198,7 +198,7 @@ def test_bad_parameter_message_is_one_line_with_the_fix(data):
                                             r"among \{('relaxed', 'binary'|'binary', 'relaxed')\}"
                                             r"\. Got 'soft' instead\.$"):
         make_selector("dgufs", n_features_to_select=6, m_update="soft").fit(data.X)
-    with pytest.raises(UFSBenchError, match=r"^DGUFS: mu_max=0\.5 must be at least mu=1\.0; "
+    with pytest.raises(UFSBenchError, match=r"^DGUFS: mu_max=0\.5 must be at least mu0=1\.0; "
                                             r"raise mu_max, e\.g\. 1e10$"):
         make_selector("dgufs", n_features_to_select=6, mu_max=0.5).fit(data.X)
 
@@ -277,3 +277,14 @@ def test_active_row_path_equals_the_dense_reference_with_tied_norms(m_update):
         assert np.array_equal(a, b)
     assert np.allclose(fast.L_, dense.L_, atol=1e-10) and np.allclose(fast.Y_, dense.Y_)
     assert np.array_equal(fast.labels_, dense.labels_)
+
+
+def test_deprecated_mu_warns_and_sets_the_initial_penalty(data):
+    kw = dict(n_features_to_select=6, n_clusters=3, alpha=100.0, random_state=0, max_iter=5)
+    new = make_selector("dgufs", mu0=2.0, **kw).fit(data.X)
+    with pytest.warns(FutureWarning, match="mu is deprecated.*use mu0"):
+        old = make_selector("dgufs", mu=2.0, **kw).fit(data.X)
+    assert old.mu_history_ == new.mu_history_ and old.mu_history_[0] == 2.0
+    assert np.array_equal(old.support_, new.support_)
+    with pytest.raises(UFSBenchError, match="must be at least mu0=2.0"):
+        make_selector("dgufs", mu=2.0, mu_max=1.0, **kw).fit(data.X)

@@ -74,7 +74,7 @@ def test_feature_equal_to_eigenvector_has_top_score():
 def test_planted_features_selected(fitted, data):
     # The 2 cluster eigenvectors regress on the planted features only; with K = c = 3 the third
     # (within-cluster) eigenvector adds noise features, so the planted ones fill the top 10.
-    sel = make_selector("mcfs", n_clusters=3, n_features_to_select=6, n_eigenvectors=2)
+    sel = make_selector("mcfs", n_clusters=3, n_features_to_select=6, n_components=2)
     assert set(np.flatnonzero(sel.fit(data.X).support_)) == set(data.informative)
     sel = make_selector("mcfs", n_clusters=3, n_features_to_select=10).fit(data.X)
     assert set(data.informative) <= set(np.flatnonzero(sel.support_))
@@ -163,8 +163,8 @@ def test_implicit_and_gram_select_the_same_subsets_for_every_count():
 
 
 def test_bad_parameters(data):
-    with pytest.raises(UFSBenchError, match="n_eigenvectors"):
-        make_selector("mcfs", n_eigenvectors=500).fit(data.X)
+    with pytest.raises(UFSBenchError, match="n_components"):
+        make_selector("mcfs", n_components=500).fit(data.X)
     with pytest.raises(UFSBenchError, match="'ridge' parameter"):
         make_selector("mcfs", ridge=-1.0).fit(data.X)
 
@@ -390,3 +390,12 @@ def test_warns_when_the_null_space_is_cut(four_components):
     S = knn_graph(four_components.X, k=5, weight="binary", sigma=None)
     with pytest.warns(RuntimeWarning, match="4 connected components"):
         generalized_spectral_embedding(S, 2)
+
+
+def test_deprecated_n_eigenvectors_warns_and_sets_n_components(data):
+    new = make_selector("mcfs", n_clusters=3, n_features_to_select=6, n_components=2).fit(data.X)
+    with pytest.warns(FutureWarning, match="n_eigenvectors is deprecated.*use n_components"):
+        old = make_selector("mcfs", n_clusters=3, n_features_to_select=6,
+                            n_eigenvectors=2).fit(data.X)
+    assert old.embedding_.shape[1] == 2
+    assert np.array_equal(old.support_, new.support_)

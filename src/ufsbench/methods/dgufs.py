@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from scipy import linalg as sla
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
@@ -16,6 +17,8 @@ from ufsbench.numerics import knn_graph, row_norms, sym
 from ufsbench.numerics.linalg import seeded_eigsh
 
 M_UPDATES = ("relaxed", "binary")
+#: Marks a deprecated parameter that was not passed (scikit-learn's convention).
+DEPRECATED = "deprecated"
 
 
 def _double_centre(A: np.ndarray) -> np.ndarray:
@@ -174,7 +177,7 @@ class DGUFS(UFSSelector):
       H Y^T Z H and A to [0, 1] ("speedUp"), but then no eigenvalue of A exceeds
       sqrt(2 alpha / mu) >= 4472 for the paper's alpha grid and n < 10^3, so L stays 0 and the
       labels are those of a zero matrix. We keep the equations as printed and start at
-      ``mu=1.0`` (rho = 1.1, mu_max = 1e10 as printed); ``mu=1e-6`` is accepted and raises a
+      ``mu0=1.0`` (rho = 1.1, mu_max = 1e10 as printed); ``mu0=1e-6`` is accepted and raises a
       UFSBenchError when the iterates overflow.
     * Iteration cap. The paper: "converges within less than 50 iterations" and "we set a maximum
       iteration number"; the authors' code: 5 iterations, tol 5e-7 on the inf-norms of Z - Y and
@@ -221,11 +224,13 @@ class DGUFS(UFSSelector):
     m_update : "relaxed" (§4.3, M in [0, 1] with gamma ||M||_0; the paper's recommendation) or
         "binary" (Eq. (11)).
     gamma : l0 weight of the relaxed M-step (the paper: 0.005).
-    mu, rho, mu_max : initial ADMM penalty, its growth factor and cap (Eq. (15)).
+    mu0, rho, mu_max : initial ADMM penalty, its growth factor and cap (Eq. (15)).
     max_iter, tol : iteration cap and inf-norm tolerance on Z - Y and L - M.
     memory : None, str or joblib.Memory, default None
         Where to cache the kNN graph S (it depends on X and k only); None computes it on
         every fit.
+    mu : deprecated
+        The old name of ``mu0`` (a FutureWarning; removed in the next release).
 
     Attributes
     ----------
@@ -246,7 +251,7 @@ class DGUFS(UFSSelector):
         "k": [Interval(Integral, 1, None, closed="left")],
         "m_update": [StrOptions(set(M_UPDATES))],
         "gamma": [Interval(Real, 0, None, closed="left")],
-        "mu": [Interval(Real, 0, None, closed="neither")],
+        "mu0": [Interval(Real, 0, None, closed="neither")],
         # The penalty may only grow (Eq. (15)).
         "rho": [Interval(Real, 1, None, closed="left")],
         # inf is allowed: no cap.
@@ -255,11 +260,12 @@ class DGUFS(UFSSelector):
         # 0 runs all max_iter iterations.
         "tol": [Interval(Real, 0, None, closed="left")],
         "memory": MEMORY_CONSTRAINT,
+        "mu": [Interval(Real, 0, None, closed="neither"), Hidden(StrOptions({DEPRECATED}))],
     }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1e3,
-                 beta=0.5, k=5, m_update="relaxed", gamma=0.005, mu=1.0, rho=1.1, mu_max=1e10,
-                 max_iter=50, tol=5e-7, memory=None):
+                 beta=0.5, k=5, m_update="relaxed", gamma=0.005, mu0=1.0, rho=1.1, mu_max=1e10,
+                 max_iter=50, tol=5e-7, memory=None, mu=DEPRECATED):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -268,18 +274,20 @@ class DGUFS(UFSSelector):
         self.k = k
         self.m_update = m_update
         self.gamma = gamma
-        self.mu = mu
+        self.mu0 = mu0
         self.rho = rho
         self.mu_max = mu_max
         self.max_iter = max_iter
         self.tol = tol
         self.memory = memory
+        self.mu = mu
 
     def _check_parameter_relations(self) -> None:
         # Eq. (15) lets the penalty only grow, up to mu_max: a cap below the start would
         # shrink it at the first update instead.
-        if self.mu_max < self.mu:
-            raise self._invalid(f"mu_max={self.mu_max!r} must be at least mu={self.mu!r}; "
+        mu0 = self.mu0 if self.mu == DEPRECATED else self.mu
+        if self.mu_max < mu0:
+            raise self._invalid(f"mu_max={self.mu_max!r} must be at least mu0={mu0!r}; "
                                 f"raise mu_max, e.g. 1e10")
 
     def _fit(self, X):
@@ -291,7 +299,12 @@ class DGUFS(UFSSelector):
         rows = _ActiveRows(Xt)                              # Y, Z, Lambda1 on their live rows
         L, M, Lam2 = np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n))
         HLH = _double_centre(L)
-        mu = float(self.mu)
+        mu0 = self.mu0
+        if self.mu != DEPRECATED:
+            warnings.warn("DGUFS's mu is deprecated and will be removed in the next release; "
+                          "use mu0", FutureWarning, stacklevel=3)
+            mu0 = self.mu
+        mu = float(mu0)
         objective, residuals, mus, ranks, supports = [], [], [], [], []
         with np.errstate(over="ignore", invalid="ignore"):  # overflow -> error below
             for it in range(self.max_iter):
@@ -316,7 +329,7 @@ class DGUFS(UFSSelector):
                 if not np.all(np.isfinite(A)):
                     raise UFSBenchError(
                         f"DGUFS diverged at iteration {it + 1} (iterates overflowed) with "
-                        f"mu={self.mu}; the L-step scales like 1/mu: start with a larger mu "
+                        f"mu0={mu0}; the L-step scales like 1/mu: start with a larger mu0 "
                         f"(default 1.0)")
                 L, kept = rank_threshold_psd(A, 2.0 * self.alpha / mu)
                 HLH = _double_centre(L)                 # also the next iteration's H L H

@@ -8,7 +8,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import lars_path_gram
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
@@ -17,6 +17,9 @@ from ufsbench.numerics import knn_graph, ranking_from_scores
 from ufsbench.numerics import graphs
 from ufsbench.numerics.lars import SparseLarsPath, lasso_lars_ridge_path
 from ufsbench.numerics.spectral import generalized_spectral_embedding
+
+#: Marks a deprecated parameter that was not passed (scikit-learn's convention).
+DEPRECATED = "deprecated"
 
 
 def lars_max_iter(n_features: int) -> int:
@@ -235,7 +238,7 @@ class MCFS(UFSSelector):
       differed from stored ones with Jaccard down to 0.5. The paper (any basis of the
       eigenspace is a solution) and Cai's ``eigs`` leave this open; we take the canonical basis
       of :func:`ufsbench.numerics.linalg.canonical_eigenbasis`.
-    * K (``n_eigenvectors``) defaults to the number of clusters c (the paper's experiments and
+    * K (``n_components``) defaults to the number of clusters c (the paper's experiments and
       FSASL); Cai's code default is 5.
     * Graph: k = 5 neighbours, "or"-symmetrised, heat kernel exp(-||x_i - x_j||^2 / sigma) with
       ``sigma=None`` = the mean squared kNN distance (Cai's code uses exp(-d^2 / (2 t^2)) with t
@@ -249,11 +252,13 @@ class MCFS(UFSSelector):
     ----------
     k, weight, sigma : neighbours (5), edge weight ("heat", "binary" or "cosine") and heat-kernel
         width (None: mean squared kNN distance) of the graph.
-    n_eigenvectors : K, the eigenvectors regressed (None: n_clusters).
+    n_components : K, the eigenvectors regressed (the embedding dimension; None: n_clusters).
     ridge : the ridge of the LARS Gram X^T X + ridge I (1e-3, Cai's ``SR.m``).
     memory : None, str or joblib.Memory, default None
         Where to cache the kNN graph (it depends on X, k, weight and sigma only); None computes it
         on every fit.
+    n_eigenvectors : deprecated
+        The old name of ``n_components`` (a FutureWarning; removed in the next release).
 
     Attributes
     ----------
@@ -270,29 +275,42 @@ class MCFS(UFSSelector):
         "k": [Interval(Integral, 1, None, closed="left")],
         "weight": [StrOptions({"heat", "binary", "cosine"})],
         "sigma": [Interval(Real, 0, None, closed="neither"), None],
-        "n_eigenvectors": [Interval(Integral, 1, None, closed="left"), None],
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "ridge": [Interval(Real, 0, None, closed="left")],
         "memory": MEMORY_CONSTRAINT,
+        "n_eigenvectors": [Interval(Integral, 1, None, closed="left"), None,
+                           Hidden(StrOptions({DEPRECATED}))],
     }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, k=5,
-                 weight="heat", sigma=None, n_eigenvectors=None, ridge=1e-3, memory=None):
+                 weight="heat", sigma=None, n_components=None, ridge=1e-3, memory=None,
+                 n_eigenvectors=DEPRECATED):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
         self.k = k
         self.weight = weight
         self.sigma = sigma
-        self.n_eigenvectors = n_eigenvectors
+        self.n_components = n_components
         self.ridge = ridge
         self.memory = memory
+        self.n_eigenvectors = n_eigenvectors
+
+    def _n_components_param(self):
+        """``n_components``, from the deprecated ``n_eigenvectors`` where that was passed."""
+        if self.n_eigenvectors != DEPRECATED:
+            warnings.warn("MCFS's n_eigenvectors is deprecated and will be removed in the next "
+                          "release; use n_components", FutureWarning, stacklevel=4)
+            return self.n_eigenvectors
+        return self.n_components
 
     def _n_eigenvectors(self, n: int) -> int:
         """K, the number of eigenvectors: at most n - 1, as the constant one is dropped."""
-        K = self.n_clusters_ if self.n_eigenvectors is None else self.n_eigenvectors
+        given = self._n_components_param()
+        K = self.n_clusters_ if given is None else given
         if K > n - 1:
-            given = (f"n_eigenvectors={K}" if self.n_eigenvectors is not None
-                     else f"n_eigenvectors=None takes n_clusters={K}, which")
+            given = (f"n_components={K}" if given is not None
+                     else f"n_components=None takes n_clusters={K}, which")
             raise UFSBenchError(f"MCFS: {given} must be at most n_samples - 1 = {n - 1} (the "
                                 f"constant eigenvector is dropped)")
         return int(K)
