@@ -86,3 +86,12 @@ def test_missing_results_are_a_clear_error(tmp_path, capsys):
 def test_page_names_a_non_default_protocol(page):
     """The fixture's records have 3 K-means runs, not the default 20: the page says so."""
     assert "Evaluation protocol not the default: n_runs=3 (default 20)." in page
+
+
+def test_rank_tables_show_two_decimals_throughout(page):
+    """Mean ranks such as 2.5 and 3 print as 2.50 and 3.00, never mixed precision in a column."""
+    tables = re.findall(r"<th>mean rank</th>(.*?)</tr>", page, flags=re.S)
+    assert tables
+    for row in tables:
+        cells = re.findall(r"<td>([^<]*)</td>", row)
+        assert cells and all(re.fullmatch(r"\d+\.\d\d", c) for c in cells), cells

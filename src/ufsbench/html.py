@@ -92,7 +92,7 @@ def _ranks_section(df: pd.DataFrame, summary: str) -> list[str]:
         parts.append(_figure_html(f"{METRICS[metric]}: critical-difference diagram (papers' "
                                   f"rule)", lambda t=test, m=metric: plots.cd_figure(
                                       t, METRICS[m], plots.ranks_caption(df, "paper"))))
-        parts.append(_table_html(stats.rank_table(test).round(2)))
+        parts.append(_table_html(stats.rank_table(test).map(lambda r: f"{r:.2f}")))  # 2 decimals
         if test.dropped:
             parts.append(f'<p class="note">Left out (a method has no result there): '
                          f'{escape(", ".join(test.dropped))}</p>')
