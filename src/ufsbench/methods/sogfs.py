@@ -145,7 +145,7 @@ def s_step(dist: np.ndarray, alpha: float, neighbours: np.ndarray | None = None,
     if neighbours is None and not full_sort:
         # Whole rows with s_ii excluded by v_ii = -inf (never among a row's largest entries and
         # projected to 0): no gather of the n x (n-1) off-diagonal entries, no scatter back.
-        # Same operations as the reference, so S has the same bits (see ``_graph``).
+        # Same operations as the whole-row sort (full_sort), so S has the same bits (see ``_graph``).
         V = -dist / (2.0 * alpha)
         np.fill_diagonal(V, -np.inf)
         return project_simplex_rows_sparse(V)
@@ -273,7 +273,7 @@ class SOGFS(UFSSelector):
         The W-step's eigensolver (see above).
     m, w_solver : deprecated
         The old names of ``n_components`` and ``solver`` (a FutureWarning; removed in the next
-        release). ``solver="fast"`` (the sparse S / F path, now the only one) is the deprecated
+        release). ``solver="fast"`` (the sparse S / F path, the only one) is the deprecated
         spelling of "auto".
     memory : None, str or joblib.Memory, default None
         Where to cache the initial graph S and alpha (they depend on the preprocessed X, k,
