@@ -116,6 +116,8 @@ def test_methods_name_shows_parameters_constraints_grid_default_paper(capsys):
 
 
 def test_methods_help_is_help_and_unknown_name_one_line(capsys):
+    main(["--help"])
+    assert "methods [NAME]" in capsys.readouterr().out
     with pytest.raises(SystemExit) as exit_:
         main(["methods", "--help"])
     assert exit_.value.code == 0

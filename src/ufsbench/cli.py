@@ -23,7 +23,8 @@ commands:
                     e.g. ufsbench select method=ls dataset=./data.csv n_features=20 out=sel/
   report            tables (ACC/NMI) from everything in the result store
   datasets          the known data sets: shape, classes, papers, present and verified?
-  methods           the available selectors and their parameters
+  methods [NAME]    the available selectors (grid, default); with NAME one method's
+                    parameters and allowed values, preset, grid, default, paper, equations
   plot <kind>       figures from the result store (ufsbench plot --help)
   regress           rerun the fixed regression subset and compare with the stored reference
   cache info|clear  the disk cache of kNN graphs and SVDs that runs share: show or empty it
