@@ -101,18 +101,34 @@ def test_methods_lists_grid_default_and_whole_summaries(capsys):
 
 
 def test_methods_name_shows_parameters_constraints_grid_default_paper(capsys):
+    import inspect
+
+    from ufsbench.methods import selector_class
+
     out = _run(capsys, "methods", "scfs").out
     words = " ".join(out.split())
+    cls = selector_class("scfs")
     assert out.startswith("scfs: SCFS: sample-level self-expression")
     assert "paper: SCFS: Subspace Clustering unsupervised Feature Selection" in words
     assert "grid: alpha=[0.0001, 0.01, 1.0, 100.0, 10000.0]" in words and "(25 setting(s))" in words
     assert "default: alpha=1.0, beta=100.0" in words
     assert "preset: gamma=1000000.0, update=split" in words
-    assert "||X - G G^T X||_F^2 + alpha ||X W - G||_F^2" in out   # the model equation
-    rows = {line.split()[0]: line for line in out.splitlines() if line[:1].isalpha()}
-    assert "a float in the range (0.0, 1.0]" in rows["exponent"]     # declared constraint
-    assert "one of 'kmeans', 'random'" in rows["init"]
+    equations = inspect.cleandoc(cls.__doc__).split("\n\n")[1].splitlines()[0]
+    assert equations in out                                          # the model paragraph
+    rows = {line.split()[0]: " ".join(line.split()) for line in out.splitlines()
+            if line[:1].isalpha()}
+    for name, constraints in cls._parameter_constraints.items():   # every declared constraint
+        shown = [c for c in constraints if type(c).__name__ != "Hidden"]
+        for c in shown:
+            options = getattr(c, "options", None)
+            text = ("one of " + ", ".join(repr(o) for o in sorted(options, key=str))
+                    if isinstance(options, (set, frozenset)) else str(c))
+            assert text.split()[0] in rows[name], (name, text)
+        interval = next((c for c in shown if type(c).__name__ == "Interval"), None)
+        if interval is not None and name not in ("n_features_to_select",):
+            assert str(interval) in rows[name] or str(interval).split(" in ")[0] in rows[name]
     assert "set by the run" in rows["n_features_to_select"]
+    assert "Hidden" not in out
 
 
 def test_methods_help_is_help_and_unknown_name_one_line(capsys):

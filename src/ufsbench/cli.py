@@ -517,7 +517,10 @@ def _method_detail(name: str) -> str:
                 f"preset {fixed[pname]}" if pname in fixed else "",
                 f"grid {grid[pname]}" if pname in grid else "",
                 f"default {default[pname]}" if pname in default else "") if part) or "-"
-        allowed = " or ".join(_constraint_text(c) for c in constraints.get(pname, [])) or "-"
+        allowed = " or ".join(_constraint_text(c) for c in constraints.get(pname, [])
+                              if type(c).__name__ != "Hidden") or "-"  # Hidden: internal values
+        if param.default == "deprecated":
+            role = "deprecated (an old name; see the docstring)"
         rows.append([pname, repr(param.default), textwrap.fill(role, 44),
                      textwrap.fill(allowed, 44)])
     n_grid = 1
