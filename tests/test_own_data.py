@@ -274,3 +274,21 @@ def test_hydra_searchpath_reaches_the_registry(held_out):
     assert run.returncode == 0, run.stderr
     assert "sp_set / ls: 2 parameter setting(s)" in run.stderr
     assert "feature counts [4] (the data set's)" in run.stderr
+
+
+def test_label_free_rule_covers_a_data_set_outside_the_registry(tmp_path):
+    from ufsbench.datasets import Dataset, make_synthetic
+    from ufsbench.report import fixed_counts, method_config, select_cells
+    from ufsbench.results import load_results
+    from ufsbench.runner import EvaluationProtocol, plan_tasks, run_sweep
+
+    s = make_synthetic(n_samples=40, n_features=20, n_informative=3, n_clusters=3,
+                       random_state=0)
+    data = Dataset(name="my_own_file", X=s.X, y=s.y, checksum="sha256:own")
+    tasks = plan_tasks(data, method_config("ls"), [4, 8, 12], EvaluationProtocol(n_runs=2), 0,
+                       tmp_path)
+    run_sweep(data, tasks, n_jobs=1)
+    df = load_results(tmp_path)
+    assert fixed_counts(df) == {"my_own_file": 8}     # the middle of the evaluated counts
+    cells = select_cells(df, "acc", "default")
+    assert len(cells) == 1 and cells.iloc[0]["n_features"] == 8

@@ -91,16 +91,32 @@ def variant_of(method: str, params: str) -> str:
     return "" if not key else str(json.loads(params).get(key, ""))
 
 
-def _is_default(row) -> bool:
-    """The label-free cell: default parameters (any variant) at the data set's fixed count."""
+def _is_default(row, fixed: dict) -> bool:
+    """The label-free cell: default parameters (any variant) at the data set's fixed count
+    (``fixed``: data set -> count)."""
     key = method_config(row["method"]).get("variant")
     default, params = json.loads(default_params(row["method"])), json.loads(row["params"])
     if key:
         default.pop(key, None)
         params.pop(key, None)
     count_ok = (keeps_all_features(row["method"])
-                or row["n_features"] == fixed_feature_count(row["dataset"]))
+                or row["n_features"] == fixed.get(row["dataset"]))
     return params == default and count_ok
+
+
+def fixed_counts(df: pd.DataFrame) -> dict:
+    """The label-free rule's feature count per data set of ``df``: the registry's (see
+    :func:`fixed_feature_count`), else, for a data set with no registry entry (a user's own
+    file), the middle of the counts its selections were evaluated at."""
+    fixed = {}
+    for dataset, part in df.groupby("dataset"):
+        count = fixed_feature_count(dataset)
+        if count is None:
+            counts = sorted(part.loc[~part["method"].map(keeps_all_features),
+                                     "n_features"].unique())
+            count = int(counts[(len(counts) - 1) // 2]) if counts else None
+        fixed[dataset] = count
+    return fixed
 
 
 def select_cells(df: pd.DataFrame, metric: str = "acc", rule: str = "paper",
@@ -115,7 +131,8 @@ def select_cells(df: pd.DataFrame, metric: str = "acc", rule: str = "paper",
     df = summarise(df[~df["stale"]], metric, summary)
     df["variant"] = [variant_of(m, p) for m, p in zip(df["method"], df["params"])]
     if rule == "default":
-        df = df[df.apply(_is_default, axis=1)] if not df.empty else df
+        fixed = fixed_counts(df)
+        df = df[df.apply(_is_default, axis=1, fixed=fixed)] if not df.empty else df
     if df.empty:
         return df
     # Ties (e.g. several grid points with equal scores) go to the smaller feature count.
