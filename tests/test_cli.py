@@ -149,3 +149,16 @@ def test_report_never_mixes_kmeans_starts(tmp_path):
     none = ufsbench("report", "--results-dir", str(res), "--seed", "7")
     assert none.returncode == 2 and none.stderr.count("\n") == 1
     assert "no stored record has the evaluation protocol asked for: 4 record(s)" in none.stderr
+
+
+@pytest.mark.parametrize("args", [["--help"], ["methods"]])
+def test_a_reader_that_leaves_early_gets_no_traceback(args):
+    # `ufsbench --help | head -1`: the reader closes the pipe before the output is written.
+    import os
+
+    read, write = os.pipe()
+    os.close(read)
+    done = subprocess.run(CLI + args, stdout=write, stderr=subprocess.PIPE, text=True,
+                          timeout=120)
+    os.close(write)
+    assert done.returncode == 0 and done.stderr == "", done.stderr

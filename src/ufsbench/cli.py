@@ -8,6 +8,7 @@ Ctrl-C keeps every finished record and says how to resume.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from ufsbench.errors import UFSBenchError
@@ -740,19 +741,22 @@ def main(argv: list[str] | None = None) -> None:
         warnings.formatwarning = shown_as
 
 
+def _help(_args: list[str]) -> None:
+    print(USAGE)
+
+
 def _main(argv: list[str]) -> None:
-    if not argv or argv[0] in ("-h", "--help", "help"):
-        print(USAGE)
-        return
-    command = COMMANDS.get(argv[0])
+    name = "help" if not argv or argv[0] in ("-h", "--help") else argv[0]
+    command = _help if name == "help" else COMMANDS.get(name)
     if command is None:
         _fail(f"unknown command {argv[0]!r}; use one of: {', '.join(COMMANDS)}")
     try:
         command(argv[1:])
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at exit
     except UFSBenchError as exc:
         _fail(str(exc))
     except BrokenPipeError:  # e.g. `ufsbench report | head`: the reader left, nothing to say
-        sys.stderr.close()
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)
     except KeyboardInterrupt:
         print("\nufsbench: interrupted; every finished result is kept in the store; run the same "
