@@ -12,11 +12,16 @@ from ufsbench.regress import SmokeInterrupted, cli_main, run_smoke
 # Every check after the first sleeps (interruptibly) long enough to be interrupted in: where
 # the interrupt lands does not depend on how fast this machine fits.
 SLOW_AFTER_FIRST = textwrap.dedent("""
+    import signal
     import sys
     import time
 
     import ufsbench.regress as regress
     from ufsbench.cli import main
+
+    # A shell that starts the tests in the background (cmd &) passes SIGINT on ignored, and
+    # Python then raises no KeyboardInterrupt: give the child the handler a terminal gives.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
     real, calls = regress.smoke_one, []
 
