@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from scipy import linalg as sla
@@ -12,7 +12,8 @@ from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
-from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
+from ufsbench.methods.base import (MEMORY_CONSTRAINT, NON_NEGATIVE, POSITIVE, POSITIVE_INT, UFSSelector,
+                                   register)
 from ufsbench.numerics import knn_graph, row_norms, sym
 from ufsbench.numerics.linalg import seeded_eigsh
 
@@ -246,19 +247,19 @@ class DGUFS(UFSSelector):
     random_state_only_in_labels = True
     _parameter_constraints = {
         **UFSSelector._parameter_constraints,
-        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "alpha": POSITIVE,
         "beta": [Interval(Real, 0, 1, closed="neither")],
-        "k": [Interval(Integral, 1, None, closed="left")],
+        "k": POSITIVE_INT,
         "m_update": [StrOptions(set(M_UPDATES))],
-        "gamma": [Interval(Real, 0, None, closed="left")],
-        "mu0": [Interval(Real, 0, None, closed="neither")],
+        "gamma": NON_NEGATIVE,
+        "mu0": POSITIVE,
         # The penalty may only grow (Eq. (15)).
         "rho": [Interval(Real, 1, None, closed="left")],
         # inf is allowed: no cap.
         "mu_max": [Interval(Real, 0, None, closed="right")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": POSITIVE_INT,
         # 0 runs all max_iter iterations.
-        "tol": [Interval(Real, 0, None, closed="left")],
+        "tol": NON_NEGATIVE,
         "memory": MEMORY_CONSTRAINT,
         "mu": [Interval(Real, 0, None, closed="neither"), Hidden(StrOptions({DEPRECATED}))],
     }

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import warnings
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
 from ufsbench.cache import cached_call
-from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
+from ufsbench.methods.base import (MEMORY_CONSTRAINT, NON_NEGATIVE, POSITIVE, POSITIVE_INT, UFSSelector,
+                                   register)
 from ufsbench.numerics import knn_graph, l21_norm, laplacian, orthonormal_polar, row_norms
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
 from ufsbench.numerics.prox import row_shrink
@@ -92,19 +93,19 @@ class EUFS(UFSSelector):
 
     _parameter_constraints = {
         **UFSSelector._parameter_constraints,
-        "alpha": [Interval(Real, 0, None, closed="left")],
-        "beta": [Interval(Real, 0, None, closed="left")],
-        "k": [Interval(Integral, 1, None, closed="left")],
+        "alpha": NON_NEGATIVE,
+        "beta": NON_NEGATIVE,
+        "k": POSITIVE_INT,
         "sigma": [Interval(Real, 0, None, closed="neither"), None],
         "normalized_laplacian": ["boolean"],
-        "mu0": [Interval(Real, 0, None, closed="neither")],
+        "mu0": POSITIVE,
         # The penalty may only grow.
         "rho": [Interval(Real, 1, None, closed="left")],
         # inf is allowed: no cap.
         "mu_max": [Interval(Real, 0, None, closed="right")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": POSITIVE_INT,
         # 0 runs all max_iter iterations.
-        "tol": [Interval(Real, 0, None, closed="left")],
+        "tol": NON_NEGATIVE,
         "solver": [StrOptions(set(SOLVERS))],
         "graph_form": [StrOptions({"dense", "sparse"}), Hidden(StrOptions({DEPRECATED}))],
         "memory": MEMORY_CONSTRAINT,

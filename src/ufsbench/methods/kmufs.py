@@ -4,12 +4,12 @@ the K-means objective, solved by the bi-linear ADMM of the paper's Algorithm 1."
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ufsbench.methods.base import UFSSelector, register
+from ufsbench.methods.base import POSITIVE, POSITIVE_INT, UFSSelector, register
 from ufsbench.numerics import top_rows
 from ufsbench.numerics.polar import gram_polar
 from ufsbench.numerics.preprocess import zscore
@@ -151,13 +151,13 @@ class KMeansUFS(UFSSelector):
     selection_kind = "subset"
     _parameter_constraints = {
         **UFSSelector._parameter_constraints,
-        "mu0": [Interval(Real, 0, None, closed="neither")],
+        "mu0": POSITIVE,
         # mu may only grow (Eq. (19)).
         "rho": [Interval(Real, 1, None, closed="left")],
-        "mu_max": [Interval(Real, 0, None, closed="neither")],
+        "mu_max": POSITIVE,
         "admm": [StrOptions(set(ADMM_FORMS))],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "patience": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": POSITIVE_INT,
+        "patience": POSITIVE_INT,
     }
 
     def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, mu0=0.1,

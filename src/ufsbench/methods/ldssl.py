@@ -14,7 +14,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
-from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
+from ufsbench.methods.base import (MEMORY_CONSTRAINT, NON_NEGATIVE, POSITIVE, POSITIVE_INT, UFSSelector,
+                                   register)
 from ufsbench.numerics import knn_indices, row_norms, squared_distances
 from ufsbench.numerics.local_discriminant import local_discriminant_laplacian
 from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
@@ -111,18 +112,18 @@ class LDSSL(UFSSelector):
     reconstructed = True
     _parameter_constraints = {
         **UFSSelector._parameter_constraints,
-        "alpha": [Interval(Real, 0, None, closed="left")],
-        "beta": [Interval(Real, 0, None, closed="left")],
-        "rho": [Interval(Real, 0, None, closed="left")],
+        "alpha": NON_NEGATIVE,
+        "beta": NON_NEGATIVE,
+        "rho": NON_NEGATIVE,
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
-        "k": [Interval(Integral, 1, None, closed="left")],
+        "k": POSITIVE_INT,
         "sigma": [Interval(Real, 0, None, closed="neither"), None],
         # The local ridge keeps Hc K_i Hc + lam I invertible.
-        "lam": [Interval(Real, 0, None, closed="neither")],
+        "lam": POSITIVE,
         "preprocess": [StrOptions(set(PREPROCESS))],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": POSITIVE_INT,
         # 0 runs all max_iter iterations.
-        "tol": [Interval(Real, 0, None, closed="left")],
+        "tol": NON_NEGATIVE,
         # Damps the multiplicative W-step: 0 would freeze W, 1 is the undamped step.
         "eta": [Interval(Real, 0, 1, closed="right")],
         "solver": [StrOptions(set(SOLVERS))],

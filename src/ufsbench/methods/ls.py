@@ -1,13 +1,13 @@
 """Laplacian Score (He, Cai & Niyogi, "Laplacian Score for Feature Selection", NIPS 2005)."""
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
-from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
+from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, register
 from ufsbench.numerics.graphs import sparse_knn_graph
 
 #: Entries (n x block width) of one column block in :func:`laplacian_scores`: 32 K float64 =
@@ -63,7 +63,7 @@ class LaplacianScore(UFSSelector):
 
     _parameter_constraints = {
         **UFSSelector._parameter_constraints,
-        "k": [Interval(Integral, 1, None, closed="left")],
+        "k": POSITIVE_INT,
         "weight": [StrOptions({"heat", "binary"})],
         "sigma": [Interval(Real, 0, None, closed="neither"), None],
         "memory": MEMORY_CONSTRAINT,

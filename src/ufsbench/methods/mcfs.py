@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
-from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
+from ufsbench.methods.base import (MEMORY_CONSTRAINT, NON_NEGATIVE, POSITIVE_INT, UFSSelector, register)
 from ufsbench.numerics import knn_graph, ranking_from_scores
 from ufsbench.numerics import graphs
 from ufsbench.numerics.lars import SparseLarsPath, lasso_lars_ridge_path
@@ -272,11 +272,11 @@ class MCFS(UFSSelector):
     revision = 3
     _parameter_constraints = {
         **UFSSelector._parameter_constraints,
-        "k": [Interval(Integral, 1, None, closed="left")],
+        "k": POSITIVE_INT,
         "weight": [StrOptions({"heat", "binary", "cosine"})],
         "sigma": [Interval(Real, 0, None, closed="neither"), None],
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
-        "ridge": [Interval(Real, 0, None, closed="left")],
+        "ridge": NON_NEGATIVE,
         "memory": MEMORY_CONSTRAINT,
         "n_eigenvectors": [Interval(Integral, 1, None, closed="left"), None,
                            Hidden(StrOptions({DEPRECATED}))],

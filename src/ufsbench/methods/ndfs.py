@@ -3,7 +3,7 @@ Analysis", AAAI 2012)."""
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Real
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -12,7 +12,8 @@ from scipy import linalg as sla
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import DEFAULT_MIN_CELLS, cached_call, memory_location
-from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
+from ufsbench.methods.base import (MEMORY_CONSTRAINT, NON_NEGATIVE, POSITIVE, POSITIVE_INT, UFSSelector,
+                                   register)
 from ufsbench.numerics import graphs, knn_graph, l21_reweight, laplacian, row_norms, sym
 from ufsbench.numerics.irls import SOLVER_METHODS, smoothed_l21_norm, solve_psd
 from ufsbench.numerics.nmf import multiplicative_step
@@ -197,18 +198,18 @@ class NDFS(UFSSelector):
     revision = 2
     _parameter_constraints = {
         **UFSSelector._parameter_constraints,
-        "alpha": [Interval(Real, 0, None, closed="neither")],
-        "beta": [Interval(Real, 0, None, closed="neither")],
-        "gamma": [Interval(Real, 0, None, closed="neither")],
-        "k": [Interval(Integral, 1, None, closed="left")],
+        "alpha": POSITIVE,
+        "beta": POSITIVE,
+        "gamma": POSITIVE,
+        "k": POSITIVE_INT,
         "sigma": [Interval(Real, 0, None, closed="neither"), None],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": POSITIVE_INT,
         # 0 stops only once the objective no longer decreases.
-        "tol": [Interval(Real, 0, None, closed="left")],
+        "tol": NON_NEGATIVE,
         # Keeps the reweighting 1 / (2 sqrt(||w^i||^2 + eps)) finite at a zero row of W.
-        "eps": [Interval(Real, 0, None, closed="neither")],
+        "eps": POSITIVE,
         # A zero entry of F stays zero under multiplicative updates.
-        "init_offset": [Interval(Real, 0, None, closed="neither")],
+        "init_offset": POSITIVE,
         "solver": [StrOptions(set(SOLVER_METHODS))],
         "update": [StrOptions({"auto", "split"})],
         "memory": MEMORY_CONSTRAINT,

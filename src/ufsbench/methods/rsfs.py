@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call, cached_seeded_call
-from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
+from ufsbench.methods.base import (MEMORY_CONSTRAINT, NON_NEGATIVE, POSITIVE, POSITIVE_INT, UFSSelector,
+                                   register)
 from ufsbench.numerics import knn_graph, l21_reweight, laplacian, row_norms
 from ufsbench.numerics.gram_solve import (data_gram, data_outer_gram, ridge_solve,
                                           solve_weighted_gram_plus_diag, solve_with_gram)
@@ -103,19 +104,19 @@ class RSFS(UFSSelector):
     _parameter_constraints = {
         **UFSSelector._parameter_constraints,
         # beta / alpha and nu / (2 alpha) divide by alpha.
-        "alpha": [Interval(Real, 0, None, closed="neither")],
-        "beta": [Interval(Real, 0, None, closed="neither")],
-        "nu": [Interval(Real, 0, None, closed="left")],
-        "gamma": [Interval(Real, 0, None, closed="neither")],
-        "k": [Interval(Integral, 1, None, closed="left")],
+        "alpha": POSITIVE,
+        "beta": POSITIVE,
+        "nu": NON_NEGATIVE,
+        "gamma": POSITIVE,
+        "k": POSITIVE_INT,
         "sigma": [Interval(Real, 0, None, closed="neither"), None],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": POSITIVE_INT,
         # 0 stops only when the objective rises.
-        "tol": [Interval(Real, 0, None, closed="left")],
+        "tol": NON_NEGATIVE,
         # Keeps the reweighting 1 / (2 sqrt(||w^i||^2 + eps)) finite at a zero row of W.
-        "eps": [Interval(Real, 0, None, closed="neither")],
+        "eps": POSITIVE,
         # A zero entry of Y stays zero under multiplicative updates.
-        "init_offset": [Interval(Real, 0, None, closed="neither")],
+        "init_offset": POSITIVE,
         "solver": [StrOptions(set(SOLVER_METHODS))],
         "memory": MEMORY_CONSTRAINT,
     }

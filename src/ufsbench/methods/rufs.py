@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call, cached_seeded_call, memory_location
-from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
+from ufsbench.methods.base import (MEMORY_CONSTRAINT, NON_NEGATIVE, POSITIVE, POSITIVE_INT, UFSSelector,
+                                   register)
 from ufsbench.numerics import l21_reweight, laplacian, row_norms
 from ufsbench.numerics.graphs import sq_distances_at, nearest_neighbors, sparse_knn_graph
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
@@ -180,23 +181,23 @@ class RUFS(UFSSelector):
 
     _parameter_constraints = {
         **UFSSelector._parameter_constraints,
-        "nu": [Interval(Real, 0, None, closed="left")],
+        "nu": NON_NEGATIVE,
         # The W-step's ridge is beta / alpha.
-        "alpha": [Interval(Real, 0, None, closed="neither")],
-        "beta": [Interval(Real, 0, None, closed="neither")],
-        "k": [Interval(Integral, 1, None, closed="left")],
+        "alpha": POSITIVE,
+        "beta": POSITIVE,
+        "k": POSITIVE_INT,
         "graph": [StrOptions({"local_learning", "knn"})],
         # Keeps K(N_i, N_i) + lambda_r I invertible when neighbours coincide.
-        "lambda_r": [Interval(Real, 0, None, closed="neither")],
+        "lambda_r": POSITIVE,
         "sigma": [Interval(Real, 0, None, closed="neither"), None],
-        "zeta": [Interval(Real, 0, None, closed="left")],
+        "zeta": NON_NEGATIVE,
         # 0.25 is the exponent the auxiliary-function argument covers; 1 the NDFS-style rule.
         "exponent": [Interval(Real, 0, 1, closed="right")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": POSITIVE_INT,
         # 0 runs all max_iter iterations.
-        "tol": [Interval(Real, 0, None, closed="left")],
+        "tol": NON_NEGATIVE,
         # Keeps every reweighting 1 / (2 sqrt(||r_i||^2 + eps)) finite at a zero residual.
-        "eps": [Interval(Real, 0, None, closed="neither")],
+        "eps": POSITIVE,
         "memory": MEMORY_CONSTRAINT,
     }
 

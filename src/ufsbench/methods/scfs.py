@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from scipy import sparse
@@ -11,7 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
-from ufsbench.methods.base import UFSSelector, register
+from ufsbench.methods.base import POSITIVE_INT, UFSSelector, register
 from ufsbench.numerics import l21_norm, l21_reweight, row_norms
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
 from ufsbench.numerics.irls import solve_gram_plus_diag
@@ -245,7 +245,7 @@ class SCFS(UFSSelector):
         "init": [StrOptions(set(INITS))],
         "solver": [StrOptions(set(W_SOLVERS))],
         "preprocess": [StrOptions(set(PREPROCESS)), None],          # None: deprecated "none"
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": POSITIVE_INT,
         "tol": [Interval(Real, 0, np.inf, closed="left")],
         # eps > 0 keeps the reweighting D_ii = 1 / (2 sqrt(||w_i||^2 + eps)) finite for zero rows.
         "eps": [Interval(Real, 0, np.inf, closed="neither")],

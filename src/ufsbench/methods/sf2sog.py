@@ -12,7 +12,7 @@ from scipy import linalg as sla
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
-from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
+from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, register
 from ufsbench.numerics import (eigh_largest, eigh_smallest, l20_project, laplacian,
                                orthonormal_polar, project_simplex_rows, ranking_from_scores,
                                row_norms, squared_distances, sym, top_rows)
@@ -254,16 +254,16 @@ class SF2SOG(UFSSelector):
         # lam > 0 makes L_G + lam I definite (Y-step) and the G-step divides by gamma.
         "lam": [Interval(Real, 0, np.inf, closed="neither")],
         "gamma": [Interval(Real, 0, np.inf, closed="neither")],
-        "k": [Interval(Integral, 1, None, closed="left")],
+        "k": POSITIVE_INT,
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "preprocess": [StrOptions(set(PREPROCESS) | set(DEPRECATED_PREPROCESS),
                                   deprecated=set(DEPRECATED_PREPROCESS))],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": POSITIVE_INT,
         # 0 inner iterations would keep only the start candidates of the W-step.
-        "max_inner": [Interval(Integral, 1, None, closed="left")],
+        "max_inner": POSITIVE_INT,
         "tol": [Interval(Real, 0, np.inf, closed="left")],
         # 0 would stop at the second iteration whether or not the support has settled.
-        "patience": [Interval(Integral, 1, None, closed="left")],
+        "patience": POSITIVE_INT,
         "solver": [StrOptions(set(SOLVERS))],
         "memory": MEMORY_CONSTRAINT,
     }

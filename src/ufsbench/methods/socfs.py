@@ -11,7 +11,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
 from ufsbench.cache import cached_call
-from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
+from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, register
 from ufsbench.numerics import l21_reweight, orthonormal_polar, row_norms
 from ufsbench.numerics.irls import smoothed_l21_norm, solve_gram_plus_diag, solve_psd
 from ufsbench.numerics.triplet import ordinal_laplacian, sparse_triplet_weights
@@ -121,8 +121,8 @@ class SOCFS(UFSSelector):
         "lambda2": [Interval(Real, 0, np.inf, closed="left")],
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "m": [Interval(Integral, 1, None, closed="left"), None, Hidden(StrOptions({"deprecated"}))],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "inner_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": POSITIVE_INT,
+        "inner_iter": POSITIVE_INT,
         "tol": [Interval(Real, 0, np.inf, closed="left")],               # 0 = the fixed count
         # eps > 0 keeps D_ii = 1 / (2 sqrt(||w_i||^2 + eps)) finite for zero rows of W.
         "eps": [Interval(Real, 0, np.inf, closed="neither")],
@@ -249,7 +249,7 @@ class SOCFSTriplet(SOCFS):
         **SOCFS._parameter_constraints,
         # Weight of the triplet regulariser, e.g. 1.0; 0 is plain SOCFS.
         "alpha": [Interval(Real, 0, np.inf, closed="left")],
-        "k": [Interval(Integral, 1, None, closed="left")],
+        "k": POSITIVE_INT,
         "memory": MEMORY_CONSTRAINT,
     }
 

@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Hidden, Interval, RealNotInt, StrOpt
 
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
-from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
+from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, register
 from ufsbench.numerics import (knn_indices, l21_norm,
                                l21_reweight, laplacian, project_simplex_rows, row_norms,
                                smallest_eigvecs_diag_plus_lowrank, squared_distances, sym)
@@ -321,8 +321,8 @@ class SOGFS(UFSSelector):
         "m": [Interval(Integral, 1, None, closed="left"),
               Interval(RealNotInt, 0, 1, closed="right"), None, Hidden(StrOptions({"deprecated"}))],
         "k": [Interval(Integral, 1, None, closed="left")],              # the papers: 5
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "inner_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": POSITIVE_INT,
+        "inner_iter": POSITIVE_INT,
         "tol": [Interval(Real, 0, np.inf, closed="left")],
         # eps > 0 keeps Q_ii = 1 / (2 sqrt(||w_i||^2 + eps)) of Eq. (12) finite for zero rows.
         "eps": [Interval(Real, 0, np.inf, closed="neither")],

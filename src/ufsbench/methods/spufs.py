@@ -4,14 +4,14 @@
 from __future__ import annotations
 
 import warnings
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from scipy import linalg as sla
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
-from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
+from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, register
 from ufsbench.numerics import knn_graph, l21_reweight, laplacian
 from ufsbench.numerics.irls import smoothed_l21_norm, solve_gram_plus_diag
 
@@ -154,11 +154,11 @@ class SPUFS(UFSSelector):
         **UFSSelector._parameter_constraints,
         "alpha": [Interval(Real, 0, np.inf, closed="left")],   # 0: least squares, see above
         "beta": [Interval(Real, 0, np.inf, closed="left")],
-        "k": [Interval(Integral, 1, None, closed="left")],
+        "k": POSITIVE_INT,
         "sigma": [Interval(Real, 0, None, closed="neither"), None],
         # The l2,1 smoothing (e.g. 1e-8): q_r = 1 / (2 sqrt(||w_r||^2 + eps)) needs eps > 0.
         "eps": [Interval(Real, 0, np.inf, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": POSITIVE_INT,
         "tol": [Interval(Real, 0, np.inf, closed="left")],
         "solver": [StrOptions(set(SOLVERS) | set(DEPRECATED_SOLVERS),
                               deprecated=set(DEPRECATED_SOLVERS))],

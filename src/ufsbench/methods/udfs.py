@@ -3,7 +3,7 @@ Unsupervised Learning", IJCAI 2011)."""
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from scipy import linalg as sla
@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call, memory_location
 from ufsbench.errors import UFSBenchError
-from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
+from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, register
 from ufsbench.numerics import l21_reweight, row_norms
 from ufsbench.numerics.graphs import nearest_neighbors
 from ufsbench.numerics.irls import smoothed_l21_norm
@@ -168,8 +168,8 @@ class UDFS(UFSSelector):
         "gamma": [Interval(Real, 0, np.inf, closed="left")],   # the l2,1 weight; 0: one step
         # The ridge of the local scatter (e.g. 1.0): X~_i X~_i^T + lam I must be invertible.
         "lam": [Interval(Real, 0, np.inf, closed="neither")],
-        "k": [Interval(Integral, 1, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "k": POSITIVE_INT,
+        "max_iter": POSITIVE_INT,
         "tol": [Interval(Real, 0, np.inf, closed="left")],
         # eps > 0 keeps D_ii = 1 / (2 sqrt(||w^i||^2 + eps)) finite for zero rows of W.
         "eps": [Interval(Real, 0, np.inf, closed="neither")],

@@ -13,7 +13,7 @@ from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
-from ufsbench.methods.base import MEMORY_CONSTRAINT, UFSSelector, register
+from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, register
 from ufsbench.numerics import knn_graph, l21_reweight, row_norms, sym
 from ufsbench.numerics.exact_kmeans import kmeans_labels
 from ufsbench.numerics.graphs import sparse_knn_graph
@@ -291,9 +291,9 @@ class UFSOL(UFSSelector):
         # Eq. (7)'s R_ii = 1 / sqrt(||W_i||^2 + eps) must be finite on the zero rows of W0 (e.g.
         # 1e-8), and an infinite eps makes the objective infinite.
         "eps": [Interval(Real, 0, np.inf, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": POSITIVE_INT,
         "tol": [Interval(Real, 0, np.inf, closed="left")],
-        "n_init": [Interval(Integral, 1, None, closed="left")],
+        "n_init": POSITIVE_INT,
         "solver": [StrOptions(set(SOLVERS))],
         "eigen_solver": [StrOptions(set(DEPRECATED_EIGEN_SOLVERS)),
                          Hidden(StrOptions({"deprecated"}))],
