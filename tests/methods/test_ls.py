@@ -32,8 +32,8 @@ def test_scores_equal_dense_formula_on_both_paths(weight, large, monkeypatch):
     np.testing.assert_allclose(sel.laplacian_scores_, ref, rtol=1e-10)
 
 
-def _session_start_scores(X, S):
-    """The whole-matrix computation of commit 0df8ac1 (frozen): the fast path must match it."""
+def _whole_matrix_scores(X, S):
+    """He et al.'s Eq. (2) on the whole matrix at once: the blocked fast path must match it."""
     degree = np.asarray(S.sum(axis=1)).ravel()
     X = np.ascontiguousarray(X)
     centred = X - (degree @ X) / max(degree.sum(), np.finfo(float).tiny)
@@ -61,7 +61,7 @@ def test_column_blocks_equal_the_dense_formula_and_the_session_start_code(weight
     ref = _dense_laplacian_scores(X, 5, weight)
     np.testing.assert_allclose(sel.laplacian_scores_[keep], ref[keep], rtol=1e-10)
     S = graphs.sparse_knn_graph(X, k=5, weight=weight, sigma=None)
-    frozen = _session_start_scores(X, S)
+    frozen = _whole_matrix_scores(X, S)
     np.testing.assert_allclose(sel.laplacian_scores_[keep], frozen[keep], rtol=1e-12)
     np.testing.assert_array_equal(np.argsort(sel.laplacian_scores_[keep], kind="stable"),
                                   np.argsort(frozen[keep], kind="stable"))
