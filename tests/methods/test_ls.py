@@ -45,7 +45,7 @@ def _whole_matrix_scores(X, S):
 
 @pytest.mark.parametrize("weight", ["heat", "binary"])
 @pytest.mark.parametrize("layout", [np.ascontiguousarray, np.asfortranarray])
-def test_column_blocks_equal_the_dense_formula_and_the_session_start_code(weight, layout,
+def test_column_blocks_equal_the_dense_formula_and_the_whole_matrix_form(weight, layout,
                                                                           monkeypatch):
     """Many column blocks (a ragged last one), both memory orders, a constant feature."""
     from ufsbench.methods import ls
