@@ -63,7 +63,7 @@ def w_step_problem(n, d, c, alpha, beta, seed):
     ds = make_synthetic(n_samples=n, n_features=d, n_informative=min(20, d // 10), n_clusters=c,
                         random_state=seed)
     sel = make_selector("ufsol", n_clusters=c, random_state=seed, alpha=alpha, beta=beta,
-                        max_iter=2, n_init=2, eigen_solver="shift_invert").fit(ds.X)
+                        max_iter=2, n_init=2, solver="shift_invert").fit(ds.X)
     X = (ds.X - ds.X.mean(0)) / ds.X.std(0)
     M = alpha * ufsol_laplacian(X, "triplet") + np.eye(n) - indicator_gram(sel.labels_)
     diag = 0.5 * beta * l21_reweight(sel.W_, eps=1e-8, factor=1.0)
@@ -218,7 +218,7 @@ def main():
         for solver in ("shift_invert",) if args.no_dense else ("dense", "shift_invert"):
             sel = make_selector("ufsol", n_clusters=c, random_state=args.seed, alpha=args.alpha,
                                 beta=args.beta, max_iter=args.fit_iter, tol=0, n_init=2,
-                                eigen_solver=solver)
+                                solver=solver)
             seconds, sel = _timed(partial(sel.fit, raw))
             fits.append((size, solver, seconds, sel))
     print()

@@ -4,7 +4,10 @@
 tracemalloc peak via ``common.measure_fit``) and reports the agreement of the fast fit with the
 reference one: the same top-m feature sets for every m of the data set's feature-count grid /
 the same subset, and the largest relative difference
-of the objective histories. ``d_scaling`` fits the fast solver on seeded synthetic data of growing
+of the objective histories. A reference name found in ``references`` (name -> function of X
+and the setting's parameters returning an object with ``ranking_``, ``objective_history_`` and
+``n_iter_``) is timed on that function instead of a ``solver=`` fit: the test reference modules
+of tests/methods/. ``d_scaling`` fits the fast solver on seeded synthetic data of growing
 d at fixed n and fits the exponent of time in d; "peak / 8d^2" is the measured peak allocation
 over one float64 d x d array (< 1: no d x d matrix was formed).
 """
@@ -13,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from common import (feature_count_grid, fitted_exponent, is_subset_method, load_bench_data, measure_fit,
-                    print_preamble, print_row)
+from common import (feature_count_grid, fitted_exponent, is_subset_method, load_bench_data, measure,
+                    measure_fit, print_preamble, print_row, typical_setting)
 
 COMPARE_HEADER = ["data", "setting", "solver", "seconds", "peak MB", "iterations",
                   "speed-up of fast", "same selection", "max rel. objective diff"]
@@ -47,8 +50,9 @@ def _agreement(method: str, fast, ref, counts: list[int], scale: float) -> tuple
 
 
 def compare(method: str, specs: list[str], settings: list[dict], fast: str, refs: list[str],
-            h: int = 100, budget: float | None = 600.0) -> None:
+            h: int = 100, budget: float | None = 600.0, references: dict | None = None) -> None:
     """Print one row per (data set, setting, solver): the fast solver first, then the references."""
+    references = references or {}
     print_preamble(COMPARE_HEADER)
     for spec in specs:
         label, X, _, n_classes = load_bench_data(spec)
@@ -56,7 +60,11 @@ def compare(method: str, specs: list[str], settings: list[dict], fast: str, refs
             done = measure_fit(method, X, n_classes, h, budget=budget, solver=fast, **setting)
             print_row(COMPARE_HEADER, _row(label, setting, fast, done, "", ("", "")))
             for ref in refs:
-                m = measure_fit(method, X, n_classes, h, budget=budget, solver=ref, **setting)
+                if ref in references:
+                    params = dict(typical_setting(method), **setting)
+                    m = measure(lambda: references[ref](X, params), budget)
+                else:
+                    m = measure_fit(method, X, n_classes, h, budget=budget, solver=ref, **setting)
                 ok = done.selector is not None and m.selector is not None
                 ratio = (f"{m.seconds / done.seconds:.1f}" if ok else
                          f"> {budget / done.seconds:.0f}" if done.seconds else "n/a")
@@ -100,7 +108,7 @@ def parse_setting(text: str) -> dict:
 
 
 def main(method: str, fast: str, default_refs: list[str], example_setting: str, doc: str,
-         argv=None) -> None:
+         argv=None, references: dict | None = None) -> None:
     """The command line of a bench_<method>.py that compares ``fast`` with reference solvers."""
     import argparse
 
@@ -108,14 +116,15 @@ def main(method: str, fast: str, default_refs: list[str], example_setting: str, 
     ap.add_argument("--data", nargs="+", default=["synthetic:100x2000"])
     ap.add_argument("--settings", nargs="+", default=["default"],
                     help=f"'default' or e.g. {example_setting} (on top of the config default)")
-    ap.add_argument("--refs", nargs="*", default=default_refs, help="reference solvers")
+    ap.add_argument("--refs", nargs="*", default=default_refs,
+                    help="reference solvers" + (f" or {', '.join(references)}" if references else ""))
     ap.add_argument("--sizes", type=int, nargs="*", default=[500, 1000, 2000, 4000],
                     help="d values of the scaling curve (none: skip it)")
     ap.add_argument("--n", type=int, default=200, help="samples of the scaling curve")
     ap.add_argument("--budget", type=float, default=600.0)
     args = ap.parse_args(argv)
     compare(method, args.data, [parse_setting(s) for s in args.settings], fast, args.refs,
-            budget=args.budget)
+            budget=args.budget, references=references)
     if args.sizes:
         print()
         d_scaling(method, fast, args.sizes, n=args.n, budget=args.budget)
