@@ -162,3 +162,18 @@ def test_a_reader_that_leaves_early_gets_no_traceback(args):
                           timeout=120)
     os.close(write)
     assert done.returncode == 0 and done.stderr == "", done.stderr
+
+
+def test_multirun_prints_one_combined_table_and_its_progress(tmp_path):
+    out = ufsbench("run", "-m", "method=ls,variance", "dataset=synthetic,digits", "baselines=[]",
+                   f"results_dir={tmp_path / 'res'}", "feature_counts=[10]", *FAST, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("ACC (%)") == 1 and out.stdout.count("NMI (%)") == 1
+    header = next(line for line in out.stdout.splitlines() if "digits" in line)
+    assert "synthetic" in header                       # every job's data set in one table
+    rows = [line.split()[0] for line in out.stdout.splitlines()
+            if line.startswith(("ls ", "variance "))]
+    assert rows == ["ls", "variance", "ls", "variance"]   # ACC and NMI, both methods
+    progress = [line for line in out.stderr.splitlines() if line.startswith("ufsbench: job ")]
+    assert [line.split(" done")[0] for line in progress] == [
+        f"ufsbench: job {i} of 4" for i in range(1, 5)]

@@ -122,15 +122,14 @@ def _prepare_overrides(overrides: list[str], root) -> tuple[list[str], dict]:
     return overrides, configs
 
 
-def _job(cfg) -> list[tuple[str, dict, str]]:
-    """One Hydra job: check every setting, run the sweeps, print the table. Returns the
-    (method, params, error) of each setting whose fit failed."""
+def _job(cfg, show_table: bool = True) -> tuple[list[tuple[str, dict, str]], dict]:
+    """One Hydra job: check every setting, run the sweeps, print the table (unless
+    ``show_table`` is False: a multirun prints one combined table at its end). Returns the
+    (method, params, error) of each setting whose fit failed, and what the job's table shows."""
     from omegaconf import OmegaConf
 
     from ufsbench.datasets import load_dataset_config
     from ufsbench.paths import default_results_dir
-    from ufsbench.report import report_tables
-    from ufsbench.results import load_results, one_protocol
     from ufsbench.run_config import (check_run, check_runner, method_config_for,
                                      resolve_feature_counts)
     from ufsbench.runner import EvaluationProtocol, plan_tasks, run_sweep
@@ -164,17 +163,49 @@ def _job(cfg) -> list[tuple[str, dict, str]]:
         print(f"{dataset.name} / {method_cfg['name']}: {stats['tasks']} parameter setting(s), "
               f"{stats['skipped']} already in the store, {stats['records']} new record(s)"
               f"{failed}", file=sys.stderr)
-    df = load_results(results_dir)
-    names = [m["name"] for m in methods]
-    df = df[(df["dataset"] == dataset.name) & df["method"].isin(names)]
-    df, _ = one_protocol(df, {"seed": conf["seed"], "n_runs": protocol.n_runs,  # this run's
-                              "kmeans_init": protocol.kmeans_init,
-                              "kmeans_max_iter": protocol.kmeans_max_iter,
-                              "nmi_normalisation": protocol.nmi})
-    if not df.empty:
-        print(report_tables(df, rules=conf["report"]["rules"], summary=conf["report"]["summary"]))
+    shown = {"results_dir": results_dir, "pairs": {(dataset.name, m["name"]) for m in methods},
+             "protocol": {"seed": conf["seed"], "n_runs": protocol.n_runs,  # this run's
+                          "kmeans_init": protocol.kmeans_init,
+                          "kmeans_max_iter": protocol.kmeans_max_iter,
+                          "nmi_normalisation": protocol.nmi},
+             "rules": conf["report"]["rules"], "summary": conf["report"]["summary"]}
+    if show_table:
+        _print_tables([shown])
     print(f"results: {results_dir}", file=sys.stderr)
-    return failures
+    return failures, shown
+
+
+def _print_tables(shown: list[dict]) -> None:
+    """The tables of what one or more jobs ran: their (data set, method) pairs, from their
+    result stores, in the first job's protocol, rules and summary."""
+    import pandas as pd
+
+    from ufsbench.report import report_tables
+    from ufsbench.results import load_results, one_protocol
+
+    frames = []
+    for results_dir in dict.fromkeys(job["results_dir"] for job in shown):
+        pairs = set().union(*(job["pairs"] for job in shown if job["results_dir"] == results_dir))
+        df = load_results(results_dir)
+        if not df.empty:
+            frames.append(df[[pair in pairs for pair in zip(df["dataset"], df["method"])]])
+    df = pd.concat(frames) if frames else pd.DataFrame()
+    if df.empty:
+        return
+    df, _ = one_protocol(df, shown[0]["protocol"])
+    if not df.empty:
+        print(report_tables(df, rules=shown[0]["rules"], summary=shown[0]["summary"]))
+
+
+def _sweep_size(overrides: list[str]) -> int:
+    """How many jobs a basic-sweeper multirun of these overrides runs (comma lists multiply)."""
+    size = 1
+    for item in overrides:
+        name, _, value = item.partition("=")
+        if "=" in item and not name.startswith("hydra") and "," in value and \
+                not value.lstrip().startswith(("[", "{", "'", '"')) and "(" not in value:
+            size *= len(value.split(","))
+    return size
 
 
 def _summarise_failures(failures: list[tuple[str, dict, str]]) -> None:
@@ -192,8 +223,12 @@ def _run(overrides: list[str]) -> None:
 
     import hydra
 
+    import time
+
     overrides = ["skip_failed=true" if o == "--skip-failed" else o for o in overrides]
-    failures = []  # over every job of a multirun
+    failures, shown = [], []  # over every job of a multirun
+    multirun = any(o in ("-m", "--multirun") for o in overrides)
+    total, start = _sweep_size(overrides) if multirun else 1, time.monotonic()
 
     with tempfile.TemporaryDirectory(prefix="ufsbench-configs-") as tmp:
         # The packaged configs with the user's entries and data files laid over them: what
@@ -204,9 +239,16 @@ def _run(overrides: list[str]) -> None:
         @hydra.main(config_path=str(root), config_name="config", version_base=None)
         def entry(cfg):
             try:
-                failures.extend(_job(cfg))
+                job_failures, job_shown = _job(cfg, show_table=not multirun)
             except UFSBenchError as exc:
                 _fail(str(exc))
+            failures.extend(job_failures)
+            shown.append(job_shown)
+            if multirun:
+                elapsed = time.monotonic() - start
+                left = elapsed / len(shown) * max(total - len(shown), 0)
+                print(f"ufsbench: job {len(shown)} of {total} done, {elapsed:.0f} s so far, "
+                      f"about {left:.0f} s left", file=sys.stderr)
 
         sys.argv = ["ufsbench run", *overrides]
         try:
@@ -214,6 +256,8 @@ def _run(overrides: list[str]) -> None:
         except SystemExit as exc:
             # Hydra exits with 1 on a bad override after printing why: that is bad input, 2.
             raise SystemExit(2 if exc.code == 1 else exc.code) from None
+    if multirun and shown:
+        _print_tables(shown)
     if failures:
         _summarise_failures(failures)
         sys.exit(1)
