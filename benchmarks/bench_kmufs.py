@@ -3,8 +3,6 @@ tests/methods/_reference_kmufs.py, which also takes every polar factor from a th
 
 Usage: python benchmarks/bench_kmufs.py [--sizes 150x1000 200x3000] [--h 50] [--k 5]
        [--iters 60] [--admm bilinear] [--real isolet coil20]  (reads /work/shared/datasets/<name>.mat)
-       python benchmarks/bench_kmufs.py --before 0df8ac1 --specs synthetic:100x2000 isolet
-       [--counts 50 100 300]   (whole fits: the code at --before against the working tree)
 Per size: seconds per ADMM iteration of both forms (a fit of --iters iterations minus a fit of one
 iteration, so the shared SVD is excluded), the speed-up, the max |W_fast - W_dense| after --iters
 iterations, whether the supports agree, and, for the factored form run to convergence, n_iter,
@@ -19,14 +17,12 @@ import time
 
 import numpy as np
 
-from common import load_bench_data, machine_line, markdown_table, typical_setting  # sets sys.path
+import common  # noqa: F401  (puts the repository on sys.path)
 from ufsbench.methods.base import make_selector
 
 sys.path.insert(0, str(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
                                     "methods")))
 from _reference_kmufs import reference_kmufs  # noqa: E402
-
-BEFORE = "0df8ac1"
 
 
 def _data(spec, k, seed):
@@ -52,43 +48,8 @@ def _timed_fit(X, h, k, iters, form="factored", **params):
     return time.perf_counter() - t, sel
 
 
-def before_after(specs, counts, commit):
-    """Whole default fits of the code at ``commit`` and of the working tree, one after the other
-    (order alternating), per data spec and feature count: times, iterations, same support."""
-    from bench_eufs_ldssl import load_before
-
-    old_cls = load_before("kmufs", commit)
-    params = typical_setting("kmufs")
-    print(machine_line())
-    print(f"\n`python {' '.join(sys.argv)}`\n")
-    rows = []
-    for spec in specs:
-        label, X, _, c = load_bench_data(spec)
-        for i, h in enumerate(counts):
-            makers = {"before": lambda: old_cls(n_features_to_select=h, n_clusters=c, **params),
-                      "after": lambda: make_selector("kmufs", n_features_to_select=h,
-                                                     n_clusters=c, **params)}
-            secs, fits = {}, {}
-            for side in (("before", "after") if i % 2 == 0 else ("after", "before")):
-                t = time.perf_counter()
-                fits[side] = makers[side]().fit(X)
-                secs[side] = time.perf_counter() - t
-            b, a = fits["before"], fits["after"]
-            rows.append([label, h, f"{b.n_iter_}/{a.n_iter_}", f"{secs['before']:.2f}",
-                         f"{secs['after']:.2f}", f"{secs['before'] / secs['after']:.1f}",
-                         "yes" if np.array_equal(a.support_, b.support_) else "NO",
-                         f"{np.abs(a.W_ - b.W_).max():.1e}"])
-            print(" | ".join(map(str, rows[-1])), flush=True)
-    print(markdown_table(["data", "h", "iterations before/after", "before s", "after s",
-                          "speed-up", "same support", "max abs W diff"], rows))
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--before", default=None, const=BEFORE, nargs="?",
-                    help="compare whole fits against the code at this commit")
-    ap.add_argument("--specs", nargs="*", default=["synthetic:100x2000", "isolet"])
-    ap.add_argument("--counts", nargs="*", type=int, default=[50, 100, 300])
     ap.add_argument("--sizes", nargs="*", default=["150x1000", "200x3000"])
     ap.add_argument("--real", nargs="*", default=[])
     ap.add_argument("--h", type=int, default=50)
@@ -96,8 +57,6 @@ def main():
     ap.add_argument("--iters", type=int, default=60)
     ap.add_argument("--admm", default="bilinear", choices=["bilinear", "vanilla"])
     args = ap.parse_args()
-    if args.before:
-        return before_after(args.specs, args.counts, args.before)
     print(f"machine: {platform.machine()} {platform.processor() or ''} cpus={os.cpu_count()} "
           f"python={platform.python_version()} numpy={np.__version__} "
           f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}")

@@ -1,87 +1,31 @@
-"""Laplacian Score before (commit 0df8ac1: ls.py + cache.py) vs now: time, scores, rankings.
+"""Laplacian Score: where a fit's time goes, the disk cache's break-even and the 5x target's bound.
 
-Each data set and graph weight is fitted by both versions in one process, alternating old/new,
-each with its own fresh disk-cache directory: "cold" = the first fit (the graph is computed and,
-where the cache is used, written), "warm" = the median of ``--repeats`` refits. Agreement: the
-largest relative score difference and whether the full rankings are identical.
+One table per run (``--floor`` is the default):
 
-    python benchmarks/bench_ls.py --repeats 21
-    python benchmarks/bench_ls.py --breakeven      # compute vs cached read of the kNN graph
+* ``--floor``: the milliseconds of one warm fit split into its steps (median of ``--repeats``
+  each), and the floor: the Gram product of the distances alone;
+* ``--breakeven``: computing a kNN graph against reading it back from the disk cache;
+* ``--bound``: the 5x target (docs/performance.md) against the Gram product's bound, each step
+  timed right after a scikit-feature fit as in the side-by-side.
+
     python benchmarks/bench_ls.py --floor --datasets prostate_ge pix10p   # where the time goes
+    python benchmarks/bench_ls.py --breakeven      # compute vs cached read of the kNN graph
     python benchmarks/bench_ls.py --bound --datasets prostate_ge pix10p   # the 5x target's budget
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 import tempfile
 import time
-import types
 from pathlib import Path
 
 import numpy as np
 
-from common import REPO, load_bench_data, machine_line, markdown_table, print_preamble
+from common import load_bench_data, machine_line, markdown_table
 
-BEFORE = "0df8ac1"
 DATASETS = ["prostate_ge", "pix10p", "allaml", "lymphoma", "orl", "usps:2000"]
-HEADER = ["data set", "weight", "before cold / warm ms", "after cold / warm ms", "speed-up warm",
-          "max rel score diff", "same ranking", "top-100 Jaccard"]
-
-
-def _old_module(path: str, name: str, source: str, scope: dict | None = None):
-    module = types.ModuleType(name)
-    module.__dict__.update(scope or {})
-    exec(compile(source, f"{BEFORE}:{path}", "exec"), module.__dict__)
-    return module
-
-
-def before_selector():
-    """The LaplacianScore class of commit BEFORE with that commit's cache module (not registered)."""
-    def show(path):
-        return subprocess.run(["git", "-C", str(REPO), "show", f"{BEFORE}:{path}"],
-                              check=True, capture_output=True, text=True).stdout
-    old_cache = _old_module("ufsbench/cache.py", "old_cache", show("ufsbench/cache.py"))
-    old_cache._compute.__module__ = "old_cache"
-    sys.modules["old_cache"] = old_cache           # joblib pickles the cached function by name
-    source = show("ufsbench/methods/ls.py").replace("from ufsbench.cache import cached_call",
-                                                    "from old_cache import cached_call")
-    source = source.replace('@register("ls")', "")
-    return _old_module("ufsbench/methods/ls.py", "old_ls", source).LaplacianScore
-
-
-def _fit(cls, X, weight, cache_dir):
-    os.environ["UFSBENCH_CACHE"] = cache_dir
-    return cls(n_features_to_select=100, k=5, weight=weight).fit(X)
-
-
-def compare(spec: str, weight: str, repeats: int, old_cls, new_cls) -> dict:
-    label, X, _, _ = load_bench_data(spec)
-    dirs = [tempfile.mkdtemp(prefix="bench_ls_old"), tempfile.mkdtemp(prefix="bench_ls_new")]
-    times: list[list[float]] = [[], []]
-    fits = [None, None]
-    for rep in range(repeats + 1):
-        for side, cls in enumerate((old_cls, new_cls)):
-            start = time.perf_counter()
-            fits[side] = _fit(cls, X, weight, dirs[side])
-            times[side].append(1e3 * (time.perf_counter() - start))
-    old, new = fits
-    finite = np.isfinite(old.laplacian_scores_)
-    rel = np.abs(new.laplacian_scores_[finite] - old.laplacian_scores_[finite]) / \
-        np.maximum(np.abs(old.laplacian_scores_[finite]), 1e-300)
-    top_old, top_new = set(old.ranking_[:100]), set(new.ranking_[:100])
-    warm = [float(np.median(t[1:])) for t in times]
-    return {"data set": label, "weight": weight,
-            "before cold / warm ms": f"{times[0][0]:.1f} / {warm[0]:.1f}",
-            "after cold / warm ms": f"{times[1][0]:.1f} / {warm[1]:.1f}",
-            "speed-up warm": f"{warm[0] / warm[1]:.2f}",
-            "max rel score diff": f"{rel.max(initial=0.0):.1e}",
-            "same ranking": str(bool(np.array_equal(old.ranking_, new.ranking_)
-                                     and np.array_equal(finite, np.isfinite(new.laplacian_scores_)))),
-            "top-100 Jaccard": f"{len(top_old & top_new) / len(top_old | top_new):.2f}"}
 
 
 def _median_ms(func, repeats: int) -> float:
@@ -99,7 +43,7 @@ def breakeven(repeats: int) -> str:
     from ufsbench import cache
     from ufsbench.numerics.graphs import knn_graph, sparse_knn_graph
 
-    os.environ["UFSBENCH_CACHE"] = tempfile.mkdtemp(prefix="bench_ls_cache")
+    memory = tempfile.mkdtemp(prefix="bench_ls_cache")
     rng = np.random.default_rng(0)
     rows = []
     for n, d in [(30, 4000), (50, 2000), (50, 7000), (72, 7129), (100, 2000), (100, 6000),
@@ -108,7 +52,7 @@ def breakeven(repeats: int) -> str:
         row = [f"{n}x{d}", f"{_median_ms(lambda: cache.array_checksum(X), repeats):.2f}"]
         for func in (sparse_knn_graph, knn_graph):
             def call(func=func):
-                return cache.cached_call(func, X, min_cells=0, min_samples=0, k=5,
+                return cache.cached_call(memory, func, X, min_cells=0, min_samples=0, k=5,
                                          weight="heat", sigma=None)
             call()
             direct = _median_ms(lambda: func(X, k=5, weight="heat", sigma=None), repeats)
@@ -128,16 +72,17 @@ def floor(spec: str, repeats: int) -> str:
 
     label, X, _, _ = load_bench_data(spec)
     X = X.astype(np.float64)
-    os.environ["UFSBENCH_CACHE"] = tempfile.mkdtemp(prefix="bench_ls_cache")
-    S = cached_call(sparse_knn_graph, X, k=5, weight="binary", sigma=None)
+    memory = tempfile.mkdtemp(prefix="bench_ls_cache")
+    S = cached_call(memory, sparse_knn_graph, X, k=5, weight="binary", sigma=None)
     Xc = X - X.mean(axis=0)
     parts = {
         "whole fit (make_selector + fit, warm cache)":
-            lambda: make_selector("ls", n_features_to_select=100, k=5, weight="binary").fit(X),
+            lambda: make_selector("ls", n_features_to_select=100, k=5, weight="binary",
+                                  memory=memory).fit(X),
         "validation copy astype + isfinite": lambda: (X.astype(np.float64), np.isfinite(X).all()),
         "cache key (sha256 of X)": lambda: array_checksum(X),
         "cached graph read (key included)":
-            lambda: cached_call(sparse_knn_graph, X, k=5, weight="binary", sigma=None),
+            lambda: cached_call(memory, sparse_knn_graph, X, k=5, weight="binary", sigma=None),
         "graph computed (sparse_knn_graph)":
             lambda: sparse_knn_graph(X, k=5, weight="binary", sigma=None),
         "squared_distances": lambda: squared_distances(X),
@@ -162,12 +107,17 @@ def bound(spec: str, repeats: int) -> str:
     if not skfeature_available():
         return f"{spec}: scikit-feature is not installed (pip install -e \".[bench]\")"
     label, X, _, c = load_bench_data(spec)
-    os.environ["UFSBENCH_CACHE"] = tempfile.mkdtemp(prefix="bench_ls_cache")
+    memory = tempfile.mkdtemp(prefix="bench_ls_cache")
     S = sparse_knn_graph(X, k=5, weight="binary", sigma=None)
+
+    def ours():
+        return make_selector("ls", n_features_to_select=100, k=5, weight="binary",
+                             memory=memory).fit(X)
+
+    ours()                                           # the graph into the disk cache
     steps = {
         "scikit-feature fit (construct_W + lap_score)": lambda: theirs("ls", X, c, 100),
-        "our fit (warm disk cache)":
-            lambda: make_selector("ls", n_features_to_select=100, k=5, weight="binary").fit(X),
+        "our fit (warm disk cache)": ours,
         "Gram product X X^T (syrk, X as loaded)": lambda: X @ X.T,
         "one read of X (X.sum())": lambda: X.sum(),
         "row-major copy of X": lambda: np.ascontiguousarray(X),
@@ -194,32 +144,22 @@ def bound(spec: str, repeats: int) -> str:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="+", default=DATASETS)
-    ap.add_argument("--weights", nargs="+", default=["binary", "heat"])
-    ap.add_argument("--repeats", type=int, default=21, help="warm refits per side (median)")
-    ap.add_argument("--breakeven", action="store_true", help="only the cache break-even table")
-    ap.add_argument("--floor", action="store_true", help="only the per-step split of a fit")
-    ap.add_argument("--bound", action="store_true",
-                    help="only the 5x target's budget against the Gram product's bound")
+    ap.add_argument("--repeats", type=int, default=21, help="timed repeats per step (median)")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--floor", action="store_true",
+                      help="the per-step split of a fit (the default)")
+    mode.add_argument("--breakeven", action="store_true", help="the cache break-even table")
+    mode.add_argument("--bound", action="store_true",
+                      help="the 5x target's budget against the Gram product's bound")
     args = ap.parse_args(argv)
     print(f"# command: python benchmarks/{Path(__file__).name} {' '.join(argv or sys.argv[1:])}")
+    print(f"# {machine_line()}")
     if args.breakeven:
-        print(f"# {machine_line()}")
         print(breakeven(args.repeats))
         return
-    for flag, func in (("floor", floor), ("bound", bound)):
-        if getattr(args, flag):
-            print(f"# {machine_line()}")
-            for spec in args.datasets:
-                print(func(spec, args.repeats), "\n")
-            return
-    from ufsbench.methods.ls import LaplacianScore
-
-    old_cls = before_selector()
-    print_preamble(HEADER)
+    func = bound if args.bound else floor
     for spec in args.datasets:
-        for weight in args.weights:
-            row = compare(spec, weight, args.repeats, old_cls, LaplacianScore)
-            print("| " + " | ".join(row[h] for h in HEADER) + " |", flush=True)
+        print(func(spec, args.repeats), "\n")
 
 
 if __name__ == "__main__":

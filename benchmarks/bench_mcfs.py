@@ -2,25 +2,20 @@
 
 Section ``sweep`` (default), per data set, the feature counts of its config (six: 50..300):
 
-* before = the code at commit ``0df8ac1`` (2026-11-23: ``methods/mcfs.py`` and
-  ``numerics/lars.py`` read with ``git show`` and imported by path), refitted per count as the
-  runner then did: six fits. Its paths stop at 4h + 20 steps (or earlier, at scikit-learn's
-  absolute alpha threshold) and take the last step with h non-zeros; the current MCFS takes the
-  first, so "one-fit subset = before" is expected to say NO at some counts (the agreement that
-  checks the one-fit shortcut is "one-fit subset = now refit");
-* now, refitted per count (the faster LARS step alone), and now as the runner does it: one fit
-  at the largest count, each count's subset from ``top_features(m)``;
+* refitted per count (one fit per count, as a runner without the one-fit shortcut would do), and
+  as the runner does it: one fit at the largest count, each count's subset from
+  ``top_features(m)``;
 * scikit-feature's MCFS (``skfeature-chappers``; called as in ``bench_skfeature.py``, whose
   helpers are imported: its own binary kNN graph, ``Lars(n_nonzero_coefs=m)``), one fit per count
   since its LARS cardinality is m.
 
 Both sides use the matched parameters of ``bench_skfeature.py`` (k = 5, binary weights) unless
-``--weight`` says otherwise. Agreement per count: the subset of the 0df8ac1 refit against
-``top_features(m)`` of the one fit (same? Jaccard) and the max |score| difference of the
-unit-norm coefficient maxima (Eq. 5). The sides alternate per count in one process (before,
-now, scikit-feature), ``--repeats`` times; times are the best of the repeats (a sweep's time is
-the best of its per-repeat sums). The graph is read from the disk cache by every fit (written by
-a warm-up fit first).
+``--weight`` says otherwise. Agreement per count, checking the one-fit shortcut: the subset of
+the per-count refit against ``top_features(m)`` of the one fit (same? Jaccard) and the max
+|score| difference of the unit-norm coefficient maxima (Eq. 5). The sides alternate per count in
+one process (refit, scikit-feature), ``--repeats`` times; times are the best of the repeats (a
+sweep's time is the best of its per-repeat sums). The graph is read from the disk cache by every
+fit (written by a warm-up fit first).
 
 Section ``bound``: the 5x target against what the paper's lasso path cannot skip. Every LARS
 step of either side needs one product X^T u (n x d, the correlations of the step's direction),
@@ -43,48 +38,20 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import subprocess
 import sys
+import tempfile
 import time
 import types
-from pathlib import Path
 
 import numpy as np
 
-from common import (REPO, feature_count_grid, jaccard, load_bench_data, machine_line,
+from common import (feature_count_grid, jaccard, load_bench_data, machine_line,
                     markdown_table, measure)
 
 from ufsbench.methods import make_selector
 from ufsbench.methods.mcfs import coefficients_for, sparse_spectral_coefficients
 from ufsbench.numerics import knn_graph, ranking_from_scores
 from ufsbench.numerics.spectral import generalized_spectral_embedding
-
-BEFORE = "0df8ac1"
-
-
-def _module_from_git(name: str, path: str, replace: dict) -> object:
-    """A module of commit BEFORE, imported by path (with import lines redirected)."""
-    source = subprocess.run(["git", "show", f"{BEFORE}:{path}"], cwd=REPO, check=True,
-                            capture_output=True, text=True).stdout
-    for old, new in replace.items():
-        source = source.replace(old, new)
-    target = Path("/tmp") / f"{name}.py"
-    target.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, target)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def before_mcfs() -> type:
-    """The MCFS class of commit BEFORE on that commit's LARS (not registered)."""
-    _module_from_git("_mcfs_before_lars", "ufsbench/numerics/lars.py", {})
-    module = _module_from_git("_mcfs_before", "ufsbench/methods/mcfs.py", {
-        "from ufsbench.numerics.lars import": "from _mcfs_before_lars import",
-        '@register("mcfs")': ""})
-    return module.MCFS
-
 
 def best(seconds: list) -> float:
     """Best of the repeats: on a shared machine the minimum is the least disturbed run."""
@@ -101,58 +68,48 @@ def sweep(spec: str, weight: str, repeats: int, with_skfeature: bool) -> tuple[l
     """(sweep row, per-count rows) for one data set."""
     label, X, _, c = load_bench_data(spec)
     counts = [min(m, X.shape[1]) for m in feature_count_grid(spec)]
-    params = {"k": 5, "weight": weight}
-    Old = before_mcfs()
+    params = {"k": 5, "weight": weight, "memory": tempfile.mkdtemp(prefix="bench_mcfs_cache")}
 
-    def new(m):
+    def refit(m):
         return make_selector("mcfs", n_features_to_select=m, n_clusters=c, random_state=0,
                              **params).fit(X)
 
-    def old(m):
-        return Old(n_features_to_select=m, n_clusters=c, random_state=0, **params).fit(X)
-
-    new(min(counts))   # the graph into the disk cache: every fit below reads it
+    refit(min(counts))   # the graph into the disk cache: every fit below reads it
     if with_skfeature:
         from bench_skfeature import _skfeature, theirs
         _skfeature()
-    times = {"old": [], "new": [], "one": [], "sk": []}
-    per_fit = {"old": {}, "new": {}, "sk": {}}
-    selectors = {}
+    times = {"refit": [], "one": [], "sk": []}
+    per_fit = {"refit": {}, "sk": {}}
+    refits = {}
     for _ in range(repeats):
-        totals = {"old": 0.0, "new": 0.0, "sk": 0.0}
+        totals = {"refit": 0.0, "sk": 0.0}
         for m in counts:   # the sides alternate per count: load changes hit both alike
-            for side, fit in (("old", old), ("new", new)):
-                seconds, selectors[side, m] = _timed(lambda m=m, fit=fit: fit(m))
-                per_fit[side].setdefault(m, []).append(seconds)
-                totals[side] += seconds
+            seconds, refits[m] = _timed(lambda m=m: refit(m))
+            per_fit["refit"].setdefault(m, []).append(seconds)
+            totals["refit"] += seconds
             if with_skfeature:
                 seconds, _ = _timed(lambda m=m: theirs("mcfs", X, c, m))
                 per_fit["sk"].setdefault(m, []).append(seconds)
                 totals["sk"] += seconds
         seconds, one = _timed(lambda: (lambda s: (s, [s.top_features(m) for m in counts]))(
-            new(max(counts))))
+            refit(max(counts))))
         times["one"].append(seconds)
-        for side in ("old", "new") + (("sk",) if with_skfeature else ()):
+        for side in ("refit",) + (("sk",) if with_skfeature else ()):
             times[side].append(totals[side])
     one_fit = one[0]
     rows = []
     for m in counts:
-        ref = selectors["old", m]
+        ref = refits[m]
         coef, _ = coefficients_for(one_fit._path_steps, m)
         served = one_fit.top_features(m)
-        rows.append([label, m, f"{best(per_fit['old'][m]):.3f}",
-                     f"{best(per_fit['new'][m]):.3f}",
-                     f"{best(per_fit['old'][m]) / best(per_fit['new'][m]):.2f}",
+        rows.append([label, m, f"{best(per_fit['refit'][m]):.3f}",
                      "yes" if np.array_equal(served, np.flatnonzero(ref.support_)) else "NO",
                      f"{jaccard(served, np.flatnonzero(ref.support_)):.2f}",
                      f"{np.max(np.abs(np.abs(coef).max(axis=1) - ref.scores_)):.1e}",
-                     "yes" if np.array_equal(
-                         served, np.flatnonzero(selectors["new", m].support_))
-                     else "NO",
                      f"{best(per_fit['sk'][m]):.3f}" if per_fit["sk"] else "not run"])
     med = {k: best(v) if v else None for k, v in times.items()}
-    row = [label, c, weight, len(counts), f"{med['old']:.2f}", f"{med['new']:.2f}",
-           f"{med['one']:.2f}", f"{med['old'] / med['one']:.1f}"]
+    row = [label, c, weight, len(counts), f"{med['refit']:.2f}", f"{med['one']:.2f}",
+           f"{med['refit'] / med['one']:.1f}"]
     if med["sk"] is not None:
         row += [f"{med['sk']:.2f}", f"{med['sk'] / med['one']:.2f}"]
     else:
@@ -186,11 +143,9 @@ def solver_row(spec: str, h: int, budget: float | None) -> list:
                   "yes" if np.array_equal(sel[0], sel[1]) else "NO"]
 
 
-SWEEP_HEADER = ["data", "c", "weight", "counts", "before: refits s", "now: refits s",
-                "now: one fit + top_features s", "sweep speed-up", "skfeature: one fit per count s",
-                "skfeature / ours (sweep)"]
-COUNT_HEADER = ["data", "m", "before fit s", "now fit s", "per-fit speed-up",
-                "one-fit subset = before", "Jaccard", "max |d score|", "one-fit subset = now refit",
+SWEEP_HEADER = ["data", "c", "weight", "counts", "refits s", "one fit + top_features s",
+                "one-fit speed-up", "skfeature: one fit per count s", "skfeature / ours (sweep)"]
+COUNT_HEADER = ["data", "m", "refit s", "one-fit subset = refit", "Jaccard", "max |d score|",
                 "skfeature fit s"]
 SOLVER_HEADER = ["data", "K", "h", "implicit s", "implicit s untraced", "implicit MB", "gram s",
                  "gram MB", "speed-up", "max |dA|", "same supports", "same selection"]
@@ -220,10 +175,11 @@ def bound_row(spec: str, weight: str, repeats: int) -> list:
             return out
 
     last_fit = [None]
+    memory = tempfile.mkdtemp(prefix="bench_mcfs_cache")
 
     def ours():
         last_fit[0] = make_selector("mcfs", n_features_to_select=max(counts), n_clusters=c,
-                                    random_state=0, k=5, weight=weight).fit(X)
+                                    random_state=0, k=5, weight=weight, memory=memory).fit(X)
 
     def skfeature_sweep():
         for m in counts:

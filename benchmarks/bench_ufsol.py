@@ -15,13 +15,6 @@ Printed per size: seconds per W-step, max |eigenvalue - dense|, max |W W^T - W_d
 
     python benchmarks/bench_ufsol.py                       # small default sizes
     python benchmarks/bench_ufsol.py --sizes 203x3312 100x10000 --fit-iter 3
-
-``--before-after`` instead times whole fits of the current code against the code at commit
-0df8ac1 (2026-11-23, read with ``git show``), interleaved in one process, on real data at grid points
-(``name=value`` settings over the config's params + default), and prints the agreement:
-
-    python benchmarks/bench_ufsol.py --before-after --data coil20 orl usps:2000 \
-        --settings "" "beta=1e6 alpha=1e6" "graph=maxmargin beta=1e-6 alpha=1e-6"
 """
 
 from __future__ import annotations
@@ -29,13 +22,8 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import shlex
-import subprocess
-import sys
 import time
-import types
 from functools import partial
-from pathlib import Path
 
 import numpy as np
 import scipy
@@ -70,82 +58,6 @@ def w_step_problem(n, d, c, alpha, beta, seed):
     return diag, X, M, sel.W_, ds.X
 
 
-BEFORE_COMMIT = "0df8ac1"
-
-
-def before_module(path: str, commit: str = BEFORE_COMMIT) -> types.ModuleType:
-    """The module at ``path`` as of ``commit``, its ``@register`` lines dropped (no id clash)."""
-    repo = Path(__file__).resolve().parents[1]
-    source = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=repo, check=True,
-                            capture_output=True, text=True).stdout
-    source = "\n".join(line for line in source.splitlines()
-                       if not line.lstrip().startswith("@register("))
-    module = types.ModuleType(f"before_{Path(path).stem}")
-    exec(compile(source, f"{commit}:{path}", "exec"), module.__dict__)
-    return module
-
-
-def parse_setting(text: str) -> dict:
-    """ "beta=1e6 graph=none" -> {"beta": 1e6, "graph": "none"} (numbers where they parse)."""
-    out = {}
-    for item in shlex.split(text):
-        key, _, value = item.partition("=")
-        try:
-            out[key] = float(value)
-        except ValueError:
-            out[key] = value
-    return out
-
-
-def before_after(method: str, old_class, specs, settings, repeats: int = 1,
-                 counts=(50, 100, 200)) -> None:
-    """Markdown table: fit seconds before / after (best of ``repeats``, interleaved) per data set
-    and setting, iterations, max |score difference| and the top-m Jaccard for ``counts``."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from common import jaccard, load_bench_data, machine_line, print_row, typical_setting
-
-    from ufsbench.methods.base import selector_class
-    from ufsbench.numerics import top_rows
-
-    print(f"# {machine_line()}")
-    print(f"# command: python {' '.join(sys.argv)}")
-    header = ["data", "setting", "before s", "after s", "speed-up", "iterations",
-              "max |score diff|", "bitwise", "top-m Jaccard (m = " + ", ".join(map(str, counts)) + ")"]
-    print("| " + " | ".join(header) + " |\n|" + "---|" * len(header), flush=True)
-    for spec in specs:
-        label, X, _, c = load_bench_data(spec)
-        for text in settings:
-            params = dict(typical_setting(method), **parse_setting(text))
-            known = old_class().get_params()          # e.g. socfs has no alpha: drop it
-            params = {key: value for key, value in params.items() if key in known}
-            times, fitted = {"before": [], "after": []}, {}
-            for _ in range(repeats):
-                for side, cls in (("before", old_class), ("after", selector_class(method))):
-                    sel = cls(n_clusters=c, random_state=0, **params)
-                    start = time.perf_counter()
-                    sel.fit(X)
-                    times[side].append(time.perf_counter() - start)
-                    fitted[side] = sel
-            old, new = fitted["before"].scores_, fitted["after"].scores_
-            jac = [jaccard(top_rows(old[:, None], m), top_rows(new[:, None], m))
-                   for m in counts if m < X.shape[1]]
-            t0, t1 = min(times["before"]), min(times["after"])
-            print_row(header, dict(zip(header, [
-                label, text or "default", f"{t0:.2f}", f"{t1:.2f}", f"{t0 / t1:.2f}",
-                f"{fitted['before'].n_iter_} / {fitted['after'].n_iter_}",
-                f"{np.abs(old - new).max():.1e}", "yes" if np.array_equal(old, new) else "no",
-                " ".join(f"{j:.2f}" for j in jac)])))
-
-
-def add_before_after_arguments(parser) -> None:
-    parser.add_argument("--before-after", action="store_true",
-                        help=f"time whole fits against commit {BEFORE_COMMIT} on --data")
-    parser.add_argument("--data", nargs="+", default=["coil20", "orl", "prostate_ge", "usps:2000"])
-    parser.add_argument("--settings", nargs="+", default=[""],
-                        help='grid points over the config default, e.g. "beta=1e6 alpha=1e6"')
-    parser.add_argument("--repeats", type=int, default=1)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", nargs="+", default=["100x600", "100x1500"],
@@ -160,13 +72,7 @@ def main():
                              "minutes); the first fast path is then the reference")
     parser.add_argument("--lanczos", action="store_true", help="also time plain Lanczos on G")
     parser.add_argument("--seed", type=int, default=0)
-    add_before_after_arguments(parser)
     args = parser.parse_args()
-    if args.before_after:
-        old = before_module("ufsbench/methods/ufsol.py").UFSOL
-        before_after("ufsol", old, args.data, args.settings, args.repeats)
-        return
-
     print(f"# {platform.platform()} | python {platform.python_version()} | numpy "
           f"{np.__version__} | scipy {scipy.__version__} | cpus {os.cpu_count()} | "
           f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}")
