@@ -9,7 +9,7 @@ from test_plots import METHODS, PROTOCOL, _small_sets
 from ufsbench.cli import main
 from ufsbench.errors import UFSBenchError
 from ufsbench.html import write_html
-from ufsbench.results import load_results
+from ufsbench.records import load_results
 from ufsbench.runner import plan_tasks, run_sweep
 
 ONE_SCFS = {"name": "scfs", "params": {"max_iter": 5, "alpha": 1.0, "beta": 1.0}, "grid": {},

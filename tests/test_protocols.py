@@ -1,12 +1,12 @@
 """One evaluation protocol per table: records of different K-means starts, run counts, seeds or
-NMI normalisations are never mixed into one cell (results.one_protocol, report.protocol_lines)."""
+NMI normalisations are never mixed into one cell (records.one_protocol, report.protocol_lines)."""
 
 import pandas as pd
 import pytest
 
 from ufsbench.errors import UFSBenchError
 from ufsbench.report import report_tables
-from ufsbench.results import PROTOCOL_COLUMNS, default_protocol, one_protocol
+from ufsbench.records import PROTOCOL_COLUMNS, default_protocol, one_protocol
 
 DEFAULT = {"seed": 0, "n_runs": 20, "kmeans_init": "random", "kmeans_max_iter": 100,
            "nmi_normalisation": "max"}
@@ -72,7 +72,7 @@ def test_protocol_columns_are_load_results_columns(tmp_path):
     """Records carry their K-means start and iteration cap into the tidy frame."""
     from ufsbench.datasets import load_dataset
     from ufsbench.report import method_config
-    from ufsbench.results import load_results
+    from ufsbench.records import load_results
     from ufsbench.runner import EvaluationProtocol, plan_tasks, run_sweep
 
     data = load_dataset("digits")

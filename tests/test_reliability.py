@@ -19,8 +19,9 @@ import pytest
 from ufsbench.datasets import Dataset, load_dataset
 from ufsbench.errors import UFSBenchError
 from ufsbench.report import report_tables, select_cells
+from ufsbench.records import load_results
 from ufsbench.results import (CorruptRecordWarning, ResultStore, StoreWriteError, TaskLock,
-                              load_results, merge_stores)
+                              merge_stores)
 from ufsbench.runner import EvaluationProtocol, plan_tasks, run_sweep
 
 PROTOCOL = EvaluationProtocol(n_runs=2)

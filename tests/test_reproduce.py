@@ -13,7 +13,8 @@ from ufsbench.testing import requires_data
 from ufsbench import reproduce as rp
 from ufsbench.datasets import load_dataset
 from ufsbench.errors import UFSBenchError
-from ufsbench.results import ResultStore, load_results, one_protocol
+from ufsbench.records import load_results, one_protocol
+from ufsbench.results import ResultStore
 from ufsbench.runner import plan_tasks
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "reproduce_tables.py"

@@ -14,7 +14,8 @@ from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.mcfs import MCFS
 from ufsbench.report import method_config
-from ufsbench.results import ResultStore, StoreWriteError, load_results
+from ufsbench.records import load_results
+from ufsbench.results import ResultStore, StoreWriteError
 from ufsbench.runner import (EvaluationProtocol, expand_grid, feature_counts_for, plan_tasks,
                              resolve_n_jobs, run_sweep)
 
@@ -99,7 +100,7 @@ def test_records_are_deterministic_across_runs(tmp_path):
 
 
 def test_stale_records_are_flagged(tmp_path, monkeypatch):
-    import ufsbench.results as results
+    import ufsbench.records as records
 
     data = load_dataset("synthetic")
     cfg = {"name": "ls", "params": {"k": 5}, "grid": {}, "default": {}}
@@ -107,7 +108,7 @@ def test_stale_records_are_flagged(tmp_path, monkeypatch):
     assert not load_results(tmp_path)["stale"].any()
     monkeypatch.setattr("ufsbench.datasets.registry.current_checksum", lambda name: "sha256:new")
     assert load_results(tmp_path)["stale"].all()
-    assert results  # the module under test
+    assert records  # the module under test
 
 
 def test_records_of_an_earlier_method_revision_are_stale_and_recomputed(tmp_path, monkeypatch):

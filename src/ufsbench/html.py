@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ufsbench import plots, stats
+from ufsbench import figure_style, plots, stats
 from ufsbench.errors import UFSBenchError
 from ufsbench.report import (
     METRICS,
@@ -52,7 +52,7 @@ def _figure_html(title: str, build) -> str:
         fig = build()
     except UFSBenchError as exc:
         return f'<p class="note">{escape(title)}: not drawn — {escape(str(exc))}</p>'
-    data = plots.figure_png_base64(fig)
+    data = figure_style.figure_png_base64(fig)
     return (f'<figure><img alt="{escape(title)}" src="data:image/png;base64,{data}">'
             f"<figcaption>{escape(title)}</figcaption></figure>")
 
@@ -123,7 +123,7 @@ def write_html(df: pd.DataFrame, path, summary: str = "mean",
     """Write the static summary page of a results frame (``load_results()``) to path;
     ``failed``: lines naming the failed settings the tables leave out
     (:func:`ufsbench.report.failed_setting_lines`), shown under the header; ``left_out``: the
-    note of :func:`ufsbench.results.one_protocol` on records of other evaluation protocols."""
+    note of :func:`ufsbench.records.one_protocol` on records of other evaluation protocols."""
     if summary not in SUMMARIES:
         raise UFSBenchError(f"unknown summary {summary!r}; use one of {', '.join(SUMMARIES)}")
     if df.empty:

@@ -3,7 +3,7 @@
 Every figure is built on a bare :class:`matplotlib.figure.Figure` (Agg for PNG, matplotlib's PDF
 backend for PDF), never through pyplot, so importing this module changes no global backend and
 leaves no figure open. Each ``*_figure`` function returns the Figure (tests inspect its axes and
-lines); :func:`save_figure` writes it as PNG and PDF.
+lines); :func:`ufsbench.figure_style.save_figure` writes it as PNG and PDF.
 
 * ``counts``       ACC / NMI against the number of selected features: a panel per data set, a line
                    per method (SOGFS Fig. 1, SCFS Figs. 3-4).
@@ -25,8 +25,6 @@ per feature count: ``paper`` takes the best mean over the parameter grid (chosen
 
 from __future__ import annotations
 
-import base64
-import io
 import math
 import sys
 from dataclasses import dataclass
@@ -38,6 +36,20 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from ufsbench.errors import UFSBenchError
+from ufsbench.figure_style import (
+    MAX_COLUMNS,
+    OKABE_ITO,
+    format_value,
+    panel_grid,
+    protocol_caption,
+    rule_caption,
+    safe_stem,
+    save_figure,
+    series_styles,
+    set_caption,
+    set_suptitle,
+    sorted_values,
+)
 from ufsbench.methods.base import keeps_all_features
 from ufsbench.report import (
     METRICS,
@@ -50,12 +62,12 @@ from ufsbench.report import (
     method_config,
     series_label,
 )
-from ufsbench.results import ResultStore, load_results, one_protocol
+from ufsbench.records import load_results, one_protocol
+from ufsbench.results import ResultStore
 from ufsbench.stats import RankTest, cliques, rank_methods
 
-DEFAULT_OUT = Path("results") / "figures"
-PANEL_SIZE = (3.6, 2.9)  # inches per panel
-MAX_COLUMNS = 4
+# Re-exported: the plot command and the HTML page take these from here as well.
+from ufsbench.figure_style import DEFAULT_OUT, caption_text, figure_png_base64  # noqa: F401
 
 
 # -- reading the store ---------------------------------------------------------------------
@@ -127,124 +139,6 @@ def per_count_values(df: pd.DataFrame, metric: str = "acc", rule: str = "paper",
     return values.groupby(keys, sort=True).head(1).sort_values(keys).reset_index(drop=True)
 
 
-def _panel_grid(n_panels: int, ncols: int = MAX_COLUMNS, size=PANEL_SIZE):
-    """A figure with n_panels axes on a grid of at most ncols columns (spare cells removed)."""
-    ncols = max(1, min(ncols, n_panels))
-    nrows = math.ceil(n_panels / ncols)
-    fig = Figure(figsize=(size[0] * ncols, size[1] * nrows), layout="constrained")
-    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
-    for ax in axes[n_panels:]:
-        fig.delaxes(ax)
-    return fig, list(axes[:n_panels])
-
-
-MARKERS = "osD^vP*Xh<>p"
-#: Okabe & Ito's colour-blind-safe palette (Okabe & Ito 2008, "Color Universal Design"), black
-#: first; its yellow (#F0E442) is left out: too pale for lines on white.
-OKABE_ITO = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7")
-LINESTYLES = ("-", "--", "-.", ":")
-
-
-def _styles(labels) -> dict:
-    """A fixed (colour, marker, linestyle) per series label in sorted order, so figures agree
-    with each other: Okabe-Ito colours; beyond seven series the marker and the dash pattern
-    change as well, so that no two series look alike and none is told apart by hue alone."""
-    n = len(OKABE_ITO)
-    return {label: (OKABE_ITO[i % n], MARKERS[i % len(MARKERS)], LINESTYLES[(i // n) % 4])
-            for i, label in enumerate(sorted(labels))}
-
-
-def protocol_caption(df: pd.DataFrame) -> str:
-    """The evaluation protocol of a results frame in words, for a figure's caption."""
-    from ufsbench.results import PROTOCOL_COLUMNS
-
-    if df.empty or not set(PROTOCOL_COLUMNS) <= set(df.columns):
-        return ""
-    row = df.iloc[0]
-    norm = row["nmi_normalisation"]
-    nmi = ("NMI normalised by the arithmetic mean of H(y), H(z)" if norm == "arithmetic"
-           else f"NMI normalised by {norm}(H(y), H(z))")
-    return (f"Protocol: K-means on the selected features, {row['n_runs']} runs seeded "
-            f"{row['seed']}..{int(row['seed']) + int(row['n_runs']) - 1}, {row['kmeans_init']} "
-            f"starts, at most {row['kmeans_max_iter']} iterations; ACC with the Hungarian map; "
-            f"{nmi}.")
-
-
-def _caption(fig: Figure, *sentences: str) -> None:
-    """A caption under the figure (the figure's supxlabel, gid ``caption``), wrapped to its
-    width; :func:`caption_text` reads it back."""
-    import textwrap
-
-    text = " ".join(s for s in sentences if s)
-    width = max(40, int(fig.get_figwidth() * 15))  # ~15 characters per inch at 8 pt
-    label = fig.supxlabel(textwrap.fill(text, width), fontsize=8, color="0.25")
-    label.set_gid("caption")
-
-
-def _suptitle(fig: Figure, text: str) -> None:
-    """The figure's title, each line wrapped to the figure's width (~11 characters per inch)."""
-    import textwrap
-
-    width = max(30, int(fig.get_figwidth() * 11))
-    fig.suptitle("\n".join(textwrap.fill(line, width) for line in text.split("\n")),
-                 fontsize="medium")
-
-
-def caption_text(fig: Figure) -> str:
-    """A figure's caption as one line ("" when it has none)."""
-    return " ".join(" ".join(t.get_text().split()) for t in fig.texts if t.get_gid() == "caption")
-
-
-def rule_caption(rule: str) -> str:
-    """The selection rule of a figure's cells, for its caption."""
-    return f"Cells: {RULE_LABELS[rule]}, {RULES[rule]}."
-
-
-def _fmt_value(value) -> str:
-    """Parameter values as tick labels: 1e-06, 0.1, 100, heat."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
-        return str(value)
-    return f"{value:g}"
-
-
-def _sorted_values(values) -> list:
-    """Distinct parameter values, numerically sorted when they are numbers."""
-    distinct = list(dict.fromkeys(v for v in values if not _is_missing(v)))
-    try:
-        return sorted(distinct, key=float)
-    except (TypeError, ValueError):
-        return sorted(distinct, key=str)
-
-
-def _is_missing(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def save_figure(fig: Figure, out_dir, stem: str, dpi: int = 150) -> list[Path]:
-    """Write fig as ``<stem>.png`` and ``<stem>.pdf`` into out_dir; returns both paths."""
-    out = Path(out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        paths = [out / f"{stem}.png", out / f"{stem}.pdf"]
-        for path in paths:
-            fig.savefig(path, dpi=dpi)
-    except OSError as exc:
-        raise UFSBenchError(f"cannot write figures to {out} ({exc.strerror or exc}); choose a "
-                            f"writable --out directory") from None
-    return paths
-
-
-def figure_png_base64(fig: Figure, dpi: int = 110) -> str:
-    """The figure as base64 PNG text, for embedding in a static HTML page."""
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
-def safe_stem(name: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(name))
-
-
 # -- ACC / NMI against the feature count -----------------------------------------------------
 def counts_figure(df: pd.DataFrame, metric: str = "acc", rule: str = "paper",
                   summary: str = "mean") -> Figure:
@@ -260,9 +154,9 @@ def counts_figure(df: pd.DataFrame, metric: str = "acc", rule: str = "paper",
     reference = points["method"].map(keeps_all_features)
     labels = {series_label(m, s) for m, s in zip(points["method"][~reference],
                                                   points["scoring"][~reference])}
-    styles = _styles(labels)
+    styles = series_styles(labels)
     banded = summary == "mean" and points["spread"].notna().any()
-    fig, axes = _panel_grid(len(datasets), size=(4.0, 3.3))
+    fig, axes = panel_grid(len(datasets), size=(4.0, 3.3))
     for ax, dataset in zip(axes, datasets):
         here = points[points["dataset"] == dataset]
         for (method, scoring), line in here.groupby(["method", "scoring"], sort=True):
@@ -295,10 +189,10 @@ def counts_figure(df: pd.DataFrame, metric: str = "acc", rule: str = "paper",
                      frameon=False)
     shown = ("mean over the K-means runs, band = ±1 std" if banded
              else SUMMARIES[summary])
-    _suptitle(fig, f"{METRICS[metric]} against the number of selected features\n"
-                 f"{RULE_LABELS[rule]}; {shown}")
-    _caption(fig, rule_caption(rule) + " All Features: dashed grey line.",
-             protocol_caption(df))
+    set_suptitle(fig, f"{METRICS[metric]} against the number of selected features\n"
+                    f"{RULE_LABELS[rule]}; {shown}")
+    set_caption(fig, rule_caption(rule) + " All Features: dashed grey line.",
+                protocol_caption(df))
     return fig
 
 
@@ -306,7 +200,7 @@ def counts_figure(df: pd.DataFrame, metric: str = "acc", rule: str = "paper",
 def grid_parameters(df: pd.DataFrame, method: str) -> list[str]:
     """The parameters that vary among df's records of a method, in its config's grid order."""
     varying = [c[len("param_"):] for c in df.columns if c.startswith("param_")
-               and len(_sorted_values(df[c])) > 1]
+               and len(sorted_values(df[c])) > 1]
     order = list((method_config(method).get("grid") or {}).keys())
     return sorted(varying, key=lambda p: (order.index(p) if p in order else len(order), p))
 
@@ -336,12 +230,12 @@ def sensitivity_figure(df: pd.DataFrame, dataset: str, method: str, metric: str 
     counts = sorted(counts or sub["n_features"].unique())
     vmin, vmax = 100 * sub["value"].min(), 100 * sub["value"].max()
     if len(chosen) == 1:
-        fig, axes = _panel_grid(1, size=(5.4, 4.2))
+        fig, axes = panel_grid(1, size=(5.4, 4.2))
         image = _heatmap(axes[0], sub, f"param_{chosen[0]}", "n_features", vmin, vmax)
         axes[0].set_xlabel(f"{chosen[0]} (grid value)")
         axes[0].set_ylabel("number of selected features")
     else:
-        fig, axes = _panel_grid(len(counts), ncols=3, size=(4.0, 3.6))
+        fig, axes = panel_grid(len(counts), ncols=3, size=(4.0, 3.6))
         for ax, m in zip(axes, counts):
             image = _heatmap(ax, sub[sub["n_features"] == m], f"param_{chosen[0]}",
                              f"param_{chosen[1]}", vmin, vmax)
@@ -351,19 +245,19 @@ def sensitivity_figure(df: pd.DataFrame, dataset: str, method: str, metric: str 
     fig.colorbar(image, ax=axes, label=f"{METRICS[metric]} (%)", shrink=0.8)
     note = f"; best over {', '.join(others)}" if others else ""
     shown = "mean over the K-means runs" if summary == "mean" else SUMMARIES[summary]
-    _suptitle(fig, f"{method} on {dataset}: {METRICS[metric]} (%), {shown}{note}")
+    set_suptitle(fig, f"{method} on {dataset}: {METRICS[metric]} (%), {shown}{note}")
     spread = ""
     if summary == "mean" and sub["spread"].notna().any():
         std = 100 * sub["spread"].dropna()
         spread = (f"Cells show the mean; its std over the K-means runs (not shown) is "
                   f"{std.median():.1f} points in the median cell, at most {std.max():.1f}.")
-    _caption(fig, spread, protocol_caption(sub))
+    set_caption(fig, spread, protocol_caption(sub))
     return fig
 
 
 def _heatmap(ax, cells: pd.DataFrame, x: str, y: str, vmin: float, vmax: float):
     """The best value per (x, y) cell as an annotated image; absent combinations stay blank."""
-    xs, ys = _sorted_values(cells[x]), _sorted_values(cells[y])
+    xs, ys = sorted_values(cells[x]), sorted_values(cells[y])
     grid = np.full((len(ys), len(xs)), np.nan)
     best = cells.groupby([cells[y].map(repr), cells[x].map(repr)])["value"].max()
     for i, yv in enumerate(ys):
@@ -371,8 +265,8 @@ def _heatmap(ax, cells: pd.DataFrame, x: str, y: str, vmin: float, vmax: float):
             grid[i, j] = 100 * best.get((repr(yv), repr(xv)), np.nan)
     image = ax.imshow(np.ma.masked_invalid(grid), origin="lower", aspect="auto", cmap="viridis",
                       vmin=vmin, vmax=vmax)
-    ax.set_xticks(range(len(xs)), [_fmt_value(v) for v in xs], rotation=45, fontsize="small")
-    ax.set_yticks(range(len(ys)), [_fmt_value(v) for v in ys], fontsize="small")
+    ax.set_xticks(range(len(xs)), [format_value(v) for v in xs], rotation=45, fontsize="small")
+    ax.set_yticks(range(len(ys)), [format_value(v) for v in ys], fontsize="small")
     if grid.size <= 100:
         middle = (vmin + vmax) / 2
         size = 8 if grid.size <= 36 else 7
@@ -406,7 +300,7 @@ def convergence_records(df: pd.DataFrame) -> pd.DataFrame:
 def convergence_figure(df: pd.DataFrame, dataset: str) -> Figure:
     """A panel per method: the objective value per iteration of one fit on one data set."""
     rows = convergence_records(df[df["dataset"] == dataset])
-    fig, axes = _panel_grid(len(rows), ncols=3, size=(4.0, 3.2))
+    fig, axes = panel_grid(len(rows), ncols=3, size=(4.0, 3.2))
     for ax, row in zip(axes, rows.itertuples(index=False)):
         history = np.asarray(row.objective_history, dtype=float)
         ax.plot(np.arange(1, len(history) + 1), history, marker="o", markersize=2,
@@ -424,10 +318,10 @@ def convergence_figure(df: pd.DataFrame, dataset: str) -> Figure:
         ax.set_xlabel("iteration")
         ax.set_ylabel("objective value (no unit)" + (", log scale" if log else ""))
         ax.grid(alpha=0.3)
-    _suptitle(fig, f"Convergence on {dataset}: objective value per iteration of one fit")
-    _caption(fig, "Each panel is one fit: the method's label-free default setting at the data "
-                  "set's report feature count where stored (else the first stored setting). "
-                  "The objective is the method's own (its docstring), in its own scale.")
+    set_suptitle(fig, f"Convergence on {dataset}: objective value per iteration of one fit")
+    set_caption(fig, "Each panel is one fit: the method's label-free default setting at the data "
+                     "set's report feature count where stored (else the first stored setting). "
+                     "The objective is the method's own (its docstring), in its own scale.")
     return fig
 
 
@@ -439,7 +333,7 @@ def setting_text(method: str, params: str) -> str:
     values = json.loads(params)
     grid = list((method_config(method).get("grid") or {}).keys())
     shown = {k: values[k] for k in grid if k in values} or values
-    return ", ".join(f"{k}={_fmt_value(v)}" for k, v in shown.items()) or "no parameters"
+    return ", ".join(f"{k}={format_value(v)}" for k, v in shown.items()) or "no parameters"
 
 
 def admm_figure(dataset: str = "digits", n_features: int = 20, max_iter: int = 300,
@@ -454,7 +348,7 @@ def admm_figure(dataset: str = "digits", n_features: int = 20, max_iter: int = 3
 
     data = load_dataset(dataset, data_dir=data_dir)
     m = min(int(n_features), data.n_features)
-    fig, (ax,) = _panel_grid(1, size=(5.5, 3.8))
+    fig, (ax,) = panel_grid(1, size=(5.5, 3.8))
     for (admm, style), colour in zip((("vanilla", "-"), ("bilinear", "--")), OKABE_ITO[4:]):
         selector = make_selector("kmufs", n_features_to_select=m, n_clusters=data.n_classes,
                                  admm=admm, max_iter=int(max_iter), random_state=0)
@@ -467,8 +361,8 @@ def admm_figure(dataset: str = "digits", n_features: int = 20, max_iter: int = 3
     ax.set_ylabel(r"$\|V\|_F$ (no unit, log scale)")
     ax.legend()
     ax.set_title(f"K-means UFS on {dataset}, h = {m} (dotted: $\\sqrt{{h}}$)", fontsize="medium")
-    _caption(fig, f"Both ADMM variants fitted here with random_state=0 and at most {max_iter} "
-                  f"iterations; no K-means evaluation, no stored results.")
+    set_caption(fig, f"Both ADMM variants fitted here with random_state=0 and at most {max_iter} "
+                     f"iterations; no K-means evaluation, no stored results.")
     return fig
 
 
@@ -541,9 +435,9 @@ def pixels_figure(df: pd.DataFrame, dataset: str, methods=None, counts=None, sam
                 ax.set_title(f"m = {m}", fontsize="small")
             if j == 0:
                 ax.set_ylabel(f"{method}\n#{sample}", fontsize="small")
-    _suptitle(fig, f"Selected features on {dataset}\n(orange; {RULE_LABELS[rule]} per count)")
-    _caption(fig, f"Rows: method and sample index; columns: m selected features (pixels). "
-                  f"{rule_caption(rule)} Picked by ACC.", protocol_caption(chosen))
+    set_suptitle(fig, f"Selected features on {dataset}\n(orange; {RULE_LABELS[rule]} per count)")
+    set_caption(fig, f"Rows: method and sample index; columns: m selected features (pixels). "
+                     f"{rule_caption(rule)} Picked by ACC.", protocol_caption(chosen))
     return fig
 
 
@@ -599,8 +493,8 @@ def cd_figure(test: RankTest, title: str = "", caption: str = "") -> Figure:
     friedman = f"Friedman χ² = {test.statistic:.2f}, p = {test.pvalue:.3g}"
     ax.set_title(f"{title}{' — ' if title else ''}mean ranks over {test.n_datasets} data sets; "
                  f"{friedman}; Nemenyi α = {test.alpha:g}", fontsize="medium")
-    _caption(fig, "Thick bars join methods whose mean ranks differ by less than the critical "
-                  "difference (CD, Nemenyi).", caption)
+    set_caption(fig, "Thick bars join methods whose mean ranks differ by less than the critical "
+                     "difference (CD, Nemenyi).", caption)
     return fig
 
 

@@ -268,7 +268,7 @@ def series_label(method: str, scoring: str = "kmeans") -> str:
 
 def failed_setting_lines(failures: pd.DataFrame, shown: pd.DataFrame) -> list[str]:
     """One line per noted failed setting of the (data set, method) pairs a table shows
-    (``failures`` from :func:`ufsbench.results.load_failures`): its cells leave those out."""
+    (``failures`` from :func:`ufsbench.records.load_failures`): its cells leave those out."""
     if failures.empty or shown.empty:
         return []
     pairs = set(zip(shown["dataset"], shown["method"]))
@@ -283,8 +283,8 @@ def failed_setting_lines(failures: pd.DataFrame, shown: pd.DataFrame) -> list[st
 def protocol_lines(df: pd.DataFrame) -> list[str]:
     """[] when the records follow the default evaluation protocol; else one line naming theirs.
     Records of several protocols are refused: their cells are not comparable
-    (``results.one_protocol`` picks one)."""
-    from ufsbench.results import PROTOCOL_COLUMNS, PROTOCOL_FLAGS, default_protocol, protocol_text
+    (``records.one_protocol`` picks one)."""
+    from ufsbench.records import PROTOCOL_COLUMNS, PROTOCOL_FLAGS, default_protocol, protocol_text
 
     if not set(PROTOCOL_COLUMNS) <= set(df.columns):
         return []
@@ -292,7 +292,7 @@ def protocol_lines(df: pd.DataFrame) -> list[str]:
     if len(kinds) > 1:
         listed = "; ".join(protocol_text(row) for _, row in kinds.iterrows())
         raise UFSBenchError(f"the records hold {len(kinds)} evaluation protocols ({listed}); a "
-                            f"table shows one: pick it with results.one_protocol (ufsbench "
+                            f"table shows one: pick it with records.one_protocol (ufsbench "
                             f"report: {', '.join(PROTOCOL_FLAGS.values())})")
     shown = kinds.iloc[0].to_dict()
     default = default_protocol()

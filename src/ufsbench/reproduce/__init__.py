@@ -113,7 +113,7 @@ def reproduce(names: list[str], results_dir: str, out_dir: str | os.PathLike, n_
     evaluation's K-means starts ("k-means++" for a sensitivity run: its reports must go to
     another directory than the committed ones, and say so in their protocol)."""
     from ufsbench.evaluation import KMEANS_INITS
-    from ufsbench.results import load_failures, load_results, one_protocol
+    from ufsbench.records import load_failures, load_results, one_protocol
 
     if kmeans_init not in KMEANS_INITS:
         raise UFSBenchError(f"unknown K-means init {kmeans_init!r}; use one of "

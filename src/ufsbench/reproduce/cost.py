@@ -106,7 +106,7 @@ def measured_cost_parts(results_dir: str, written_after: float | None = None
     only records written since then, i.e. measured with the code running now.
     """
     from ufsbench.methods import selector_class
-    from ufsbench.results import load_results
+    from ufsbench.records import load_results
 
     df = load_results(results_dir)
     if df.empty:
