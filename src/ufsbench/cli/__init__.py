@@ -1,0 +1,79 @@
+"""The ``ufsbench`` command: dispatch to its subcommands (``run.py``: run, select; ``info.py``:
+report, datasets, methods, cache; ``plot.py``: plot, regress).
+
+Bad input ends with one line ``ufsbench: error: ...`` on stderr and exit code 2, before anything
+is computed; a run in which some settings failed ends with a summary naming each and exit code 1;
+Ctrl-C keeps every finished record and says how to resume.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ufsbench.cli.common import fail as _fail
+from ufsbench.cli.info import _cache, _datasets, _methods, _report
+from ufsbench.cli.plot import _plot, _regress
+from ufsbench.cli.run import _run, _select
+from ufsbench.errors import UFSBenchError
+
+USAGE = """usage: ufsbench <command> [options]
+
+commands:
+  run [overrides]   run one method on one data set over its grid (Hydra; -m for multirun sweeps)
+                    e.g. ufsbench run method=ls dataset=coil20
+                         ufsbench run -m method=ls,allfeatures dataset=coil20,orl
+                         ufsbench run method=ls dataset=./colon.csv dataset.label=class
+  select [overrides]  select features without evaluation; write them to CSV and JSON
+                    e.g. ufsbench select method=ls dataset=./data.csv n_features=20 out=sel/
+  report            tables (ACC/NMI) from everything in the result store
+  datasets          the known data sets: shape, classes, papers, present and verified?
+  methods [NAME]    the available selectors (grid, default); with NAME one method's
+                    parameters and allowed values, preset, grid, default, paper, equations
+  plot <kind>       figures from the result store (ufsbench plot --help)
+  regress           rerun the fixed regression subset and compare with the stored reference
+  cache info|clear  the disk cache of kNN graphs and SVDs that runs share: show or empty it
+"""
+
+
+COMMANDS = {"run": _run, "select": _select, "report": _report, "datasets": _datasets,
+            "methods": _methods, "plot": _plot, "regress": _regress, "cache": _cache}
+
+
+def _one_line_warning(message, category, *_args, **_kwargs) -> str:
+    return f"ufsbench: {category.__name__}: {message}\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    import warnings
+
+    shown_as = warnings.formatwarning
+    warnings.formatwarning = _one_line_warning  # no source lines in a user's terminal
+    try:
+        _main(sys.argv[1:] if argv is None else list(argv))
+    finally:
+        warnings.formatwarning = shown_as
+
+
+def _help(_args: list[str]) -> None:
+    print(USAGE)
+
+
+def _main(argv: list[str]) -> None:
+    name = "help" if not argv or argv[0] in ("-h", "--help") else argv[0]
+    command = _help if name == "help" else COMMANDS.get(name)
+    if command is None:
+        _fail(f"unknown command {argv[0]!r}; use one of: {', '.join(COMMANDS)}")
+    try:
+        command(argv[1:])
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at exit
+    except UFSBenchError as exc:
+        _fail(str(exc))
+    except BrokenPipeError:  # e.g. `ufsbench report | head`: the reader left, nothing to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
+    except KeyboardInterrupt:
+        print("\nufsbench: interrupted; every finished result is kept in the store; run the same "
+              "command again to resume", file=sys.stderr)
+        sys.exit(130)
+

@@ -1,0 +1,5 @@
+"""``python -m ufsbench.cli``: the ``ufsbench`` command."""
+
+from ufsbench.cli import main
+
+main()

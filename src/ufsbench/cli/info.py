@@ -1,0 +1,261 @@
+"""``ufsbench report``, ``datasets``, ``methods`` and ``cache``: what the store, the registry, the
+selectors and the cache hold."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ufsbench.errors import UFSBenchError
+
+
+# -- report / datasets / methods -------------------------------------------------------------
+def _report(args: list[str]) -> None:
+    from ufsbench.evaluation import KMEANS_INITS, NMI_NORMALISATIONS
+    from ufsbench.report import (REPORT_FILES, RULES, SUMMARIES, failed_setting_lines,
+                                 report_tables, stale_note, write_reports)
+    from ufsbench.results import load_failures, load_results, one_protocol
+
+    parser = argparse.ArgumentParser(prog="ufsbench report",
+                                     description="ACC/NMI tables from the result store")
+    parser.add_argument("--results-dir", help="result store (default: $UFSBENCH_RESULTS, "
+                                              "then ./results/runs)")
+    parser.add_argument("--format", choices=["terminal", "markdown", "latex", "csv"],
+                        default="terminal", help="what to print (default: terminal); csv is one "
+                        "tidy table, a row per metric, rule, data set and method")
+    parser.add_argument("--out", metavar="DIR", help="also write the tables into DIR: "
+                        "results.md, .tex or .csv for --format markdown, latex or csv; all three "
+                        "with --format terminal")
+    parser.add_argument("--dataset", nargs="*", help="only these data sets")
+    parser.add_argument("--method", nargs="*", help="only these methods")
+    parser.add_argument("--metric", nargs="*", choices=["acc", "nmi"], default=["acc", "nmi"])
+    parser.add_argument("--rule", nargs="*", choices=list(RULES), default=list(RULES))
+    parser.add_argument("--summary", choices=list(SUMMARIES), default="mean")
+    parser.add_argument("--html", metavar="FILE", help="also write a static HTML summary page "
+                                                       "(tables and figures) to FILE")
+    protocol = parser.add_argument_group(
+        "evaluation protocol", "a table shows one protocol; by default the store's only one, or "
+        "the default one (configs/config.yaml) when the store holds several")
+    protocol.add_argument("--seed", type=int, help="the runs' seed (config: seed)")
+    protocol.add_argument("--n-runs", type=int, help="K-means runs per evaluation")
+    protocol.add_argument("--kmeans-init", choices=list(KMEANS_INITS), help="K-means starts")
+    protocol.add_argument("--kmeans-max-iter", type=int, help="Lloyd iterations per run")
+    protocol.add_argument("--nmi", choices=list(NMI_NORMALISATIONS),
+                          help="the records' NMI normalisation")
+    opts = parser.parse_args(args)
+    df = load_results(opts.results_dir)
+    if opts.dataset and not df.empty:
+        df = df[df["dataset"].isin(opts.dataset)]
+    if opts.method and not df.empty:
+        df = df[df["method"].isin(opts.method)]
+    df, left_out = one_protocol(df, {"seed": opts.seed, "n_runs": opts.n_runs,
+                                     "kmeans_init": opts.kmeans_init,
+                                     "kmeans_max_iter": opts.kmeans_max_iter,
+                                     "nmi_normalisation": opts.nmi})
+    if df.empty and left_out:
+        raise UFSBenchError(f"no stored record has the evaluation protocol asked for: "
+                            f"{left_out}; change or drop the protocol options")
+    if left_out:
+        print(f"note: {left_out}", file=sys.stderr)
+    print(report_tables(df, metrics=opts.metric, rules=opts.rule, summary=opts.summary,
+                        fmt=opts.format), end="" if opts.format == "csv" else "\n")
+    if opts.format == "csv" and stale_note(df):
+        print(f"note: {stale_note(df).strip()}", file=sys.stderr)
+    failed = failed_setting_lines(load_failures(opts.results_dir), df)
+    if failed:
+        print("\n".join(failed), file=sys.stderr)
+    if opts.out:
+        formats = [opts.format] if opts.format in REPORT_FILES else list(REPORT_FILES)
+        for path in write_reports(df, opts.out, summary=opts.summary, formats=formats,
+                                  metrics=opts.metric, rules=opts.rule):
+            print(f"wrote {path}", file=sys.stderr)
+    if opts.html:
+        from ufsbench.html import write_html
+
+        page = write_html(df, opts.html, summary=opts.summary, failed=failed, left_out=left_out)
+        print(f"wrote {page}", file=sys.stderr)
+
+
+def _datasets(args: list[str]) -> None:
+    from tabulate import tabulate
+
+    from ufsbench.datasets import dataset_entry, dataset_names, dataset_status, user_entry_file
+    from ufsbench.datasets.config_dirs import user_config_dirs
+    from ufsbench.paths import default_data_dir
+
+    parser = argparse.ArgumentParser(prog="ufsbench datasets",
+                                     description="known data sets and their local status")
+    parser.add_argument("--data-dir", help="data directory (default: $UFSBENCH_DATA, then the "
+                                           "cache)")
+    opts = parser.parse_args(args)
+    rows = []
+    for name in dataset_names():
+        entry = dataset_entry(name)
+        status = dataset_status(name, opts.data_dir)
+        state = ("verified" if status["verified"] else "CHECKSUM MISMATCH") if status["present"] \
+            else "missing"
+        user = user_entry_file(name)
+        rows.append([name, f"{entry.get('n_samples', '?')} x {entry.get('n_features', '?')}",
+                     entry.get("n_classes", "?"), ", ".join(entry.get("papers") or []) or "-",
+                     state, status["detail"], f"user ({user})" if user else "packaged"])
+    print(tabulate(rows, headers=["name", "n x d", "classes", "papers", "status", "where",
+                                  "entry"]))
+    print(f"\ndata directory: {opts.data_dir or default_data_dir()}")
+    dirs = user_config_dirs()
+    print(f"user config directories: {', '.join(map(str, dirs)) if dirs else 'none'} "
+          f"($UFSBENCH_CONFIG_DIR, ~/.config/ufsbench: dataset/*.yaml, method/*.yaml)")
+
+
+RUN_SET = {"n_features_to_select": "each feature count of the run",
+           "n_clusters": "the data set's class count", "random_state": "the run's seed",
+           "memory": "the run's cache ($UFSBENCH_CACHE)"}
+
+
+def _fmt_setting(setting: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in setting.items()) or "-"
+
+
+def _doc_excerpt(cls, max_lines: int = 20) -> tuple[str, str, list[str]]:
+    """(summary, paper, model lines) from a selector's docstrings: the class docstring's first
+    line, its module docstring's first line (the paper), and the class docstring's second
+    paragraph with the equation blocks it introduces (indented, or after a colon)."""
+    import inspect
+
+    doc = inspect.cleandoc(cls.__doc__ or "")
+    paragraphs = [p for p in doc.split("\n\n") if p.strip()]
+    summary = " ".join(paragraphs[0].split()) if paragraphs else ""
+    module = (sys.modules[cls.__module__].__doc__ or "").strip()
+    paper = " ".join(module.split("\n\n")[0].split())
+    model: list[str] = []
+    for i, para in enumerate(paragraphs[1:], start=1):
+        if para.lstrip().startswith("Parameters") or para.startswith("**"):
+            break
+        if i > 1 and not (paragraphs[i - 1].rstrip().endswith(":") or para.startswith(" ")):
+            break
+        model += para.splitlines() + [""]
+    model = model[:-1]  # the blank line after the last paragraph
+    if len(model) > max_lines:
+        model = model[:max_lines] + [f"... (more in the docstring of {cls.__module__}."
+                                     f"{cls.__name__})"]
+    return summary, paper, model
+
+
+def _constraint_text(constraint) -> str:
+    """A declared constraint in words; string options sorted (a set's order varies by run)."""
+    if isinstance(constraint, type):
+        return f"a {constraint.__name__}"
+    options = getattr(constraint, "options", None)
+    if isinstance(options, (set, frozenset)):
+        return "one of " + ", ".join(repr(o) for o in sorted(options, key=str))
+    return str(constraint)
+
+
+def _method_detail(name: str) -> str:
+    """One method: summary, paper, model equations, and a row per constructor parameter with its
+    constructor default, its role in the config (fixed / grid / default) and its constraints."""
+    import inspect
+    import textwrap
+
+    from tabulate import tabulate
+
+    from ufsbench.methods import selector_class
+    from ufsbench.paths import config_dir
+    from ufsbench.report import method_config
+
+    cls = selector_class(name)
+    has_config = (config_dir() / "method" / f"{name}.yaml").is_file()
+    cfg = method_config(name)
+    fixed, grid, default = (cfg.get(key) or {} for key in ("params", "grid", "default"))
+    summary, paper, model = _doc_excerpt(cls)
+    constraints = getattr(cls, "_parameter_constraints", {}) or {}
+    rows = []
+    for pname, param in inspect.signature(cls.__init__).parameters.items():
+        if pname == "self":
+            continue
+        if pname in RUN_SET:
+            role = f"set by the run: {RUN_SET[pname]}"
+        else:
+            role = "; ".join(part for part in (
+                f"preset {fixed[pname]}" if pname in fixed else "",
+                f"grid {grid[pname]}" if pname in grid else "",
+                f"default {default[pname]}" if pname in default else "") if part) or "-"
+        allowed = " or ".join(_constraint_text(c) for c in constraints.get(pname, [])
+                              if type(c).__name__ != "Hidden") or "-"  # Hidden: internal values
+        if param.default == "deprecated":
+            role = "deprecated (an old name; see the docstring)"
+        rows.append([pname, repr(param.default), textwrap.fill(role, 44),
+                     textwrap.fill(allowed, 44)])
+    n_grid = 1
+    for values in grid.values():
+        n_grid *= len(values)
+    lines = [f"{name}: {summary}", f"paper:    {paper}",
+             f"selects:  {cls.selection_kind}" + ("  [reconstructed]" if getattr(
+                 cls, "reconstructed", False) else ""),
+             f"grid:     {_fmt_setting(grid)} ({n_grid} setting(s))",
+             f"default:  {_fmt_setting(default)} (the label-free rule's setting)",
+             f"preset:   {_fmt_setting(fixed)} (fixed for every fit)",
+             "config:   " + (f"src/ufsbench/configs/method/{name}.yaml" if has_config
+                              else "none (the constructor defaults are used)"), ""]
+    if model:
+        lines += ["model:"] + [f"    {line}" if line else "" for line in model] + [""]
+    lines.append(tabulate(rows, headers=["parameter", "constructor default", "in the config",
+                                         "allowed values"]))
+    return "\n".join(lines)
+
+
+def _methods(args: list[str]) -> None:
+    import textwrap
+
+    from tabulate import tabulate
+
+    from ufsbench.methods import available_methods, selector_class
+    from ufsbench.report import method_config
+
+    parser = argparse.ArgumentParser(
+        prog="ufsbench methods",
+        description="the registered selectors: grid, label-free default and summary of each; "
+                    "with NAME, one method's parameters (constructor default, preset / grid / "
+                    "default value in its config, allowed values), paper and model equations")
+    parser.add_argument("name", nargs="?", metavar="NAME", help="one method, e.g. scfs")
+    opts = parser.parse_args(args)
+    if opts.name:
+        if opts.name not in available_methods():
+            raise UFSBenchError(f"unknown method {opts.name!r}; known: "
+                                f"{', '.join(available_methods())}")
+        print(_method_detail(opts.name))
+        return
+    rows = []
+    for name in available_methods():
+        cls = selector_class(name)
+        cfg = method_config(name)
+        summary, _, _ = _doc_excerpt(cls)
+        grid = cfg.get("grid") or {}
+        shown_grid = ", ".join(f"{k} ({len(v)})" for k, v in grid.items()) or "-"
+        rows.append([name, cls.selection_kind, textwrap.fill(shown_grid, 26),
+                     textwrap.fill(_fmt_setting(cfg.get("default") or {}), 28),
+                     textwrap.fill(summary, 56)])
+    print(tabulate(rows, headers=["method", "selects", "grid (values)", "default", "summary"]))
+    print("\nufsbench methods NAME: one method's parameters with their allowed values, its "
+          "preset, grid and default, paper and equations")
+
+
+def _cache(args: list[str]) -> None:
+    from ufsbench.cache import cache_info, clear_cache, size_limit
+
+    parser = argparse.ArgumentParser(
+        prog="ufsbench cache", description="the disk cache of data-only intermediates (kNN "
+        "graphs, SVDs) that `ufsbench run` shares between settings and runs; "
+        "$UFSBENCH_CACHE moves it (off turns it off), $UFSBENCH_CACHE_LIMIT bounds it")
+    parser.add_argument("action", choices=["info", "clear"])
+    opts = parser.parse_args(args)
+    info = cache_info()
+    if info["location"] is None:
+        print("the cache is off (UFSBENCH_CACHE=off)")
+        return
+    if opts.action == "clear":
+        clear_cache()
+        print(f"cleared {info['entries']} entries ({info['bytes'] / 1e6:.1f} MB) in "
+              f"{info['location']}")
+        return
+    print(f"location: {info['location']}\nentries:  {info['entries']}\n"
+          f"size:     {info['bytes'] / 1e6:.1f} MB (trimmed to {size_limit()} after each run)")
