@@ -144,3 +144,12 @@ def test_the_contract_check_catches_a_broken_selector(flaw, message):
     check_selector(_Broken.make(None), DATA.X)  # the sound variant passes
     with pytest.raises(AssertionError, match=message):
         check_selector(_Broken.make(flaw), DATA.X)
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_parameters_after_the_count_are_keyword_only(name):
+    import inspect
+
+    params = list(inspect.signature(selector_class(name).__init__).parameters.values())[1:]
+    assert params[0].name == "n_features_to_select"
+    assert all(p.kind is p.KEYWORD_ONLY for p in params[1:]), name

@@ -1,7 +1,8 @@
 """The selector base class every method derives from, and the method registry.
 
 A selector is a scikit-learn estimator (``BaseEstimator`` + ``SelectorMixin``). A subclass sets its
-parameters in ``__init__`` (always ``n_features_to_select``, ``n_clusters``, ``random_state``) and
+parameters in ``__init__`` (always ``n_features_to_select``, then keyword-only ``n_clusters``,
+``random_state`` and its own) and
 implements ``_fit(X)``, which must set either
 
 * ``scores_`` (n_features,) -- higher means more important -- for a method that *ranks* features

@@ -264,7 +264,7 @@ class DGUFS(UFSSelector):
         "mu": [Interval(Real, 0, None, closed="neither"), Hidden(StrOptions({DEPRECATED}))],
     }
 
-    def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1e3,
+    def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None, alpha=1e3,
                  beta=0.5, k=5, m_update="relaxed", gamma=0.005, mu0=1.0, rho=1.1, mu_max=1e10,
                  max_iter=50, tol=5e-7, memory=None, mu=DEPRECATED):
         self.n_features_to_select = n_features_to_select

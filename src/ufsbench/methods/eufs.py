@@ -111,7 +111,7 @@ class EUFS(UFSSelector):
         "memory": MEMORY_CONSTRAINT,
     }
 
-    def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
+    def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None, alpha=1.0,
                  beta=1.0, k=5, sigma=None, normalized_laplacian=False, mu0=1e-3, rho=1.1,
                  mu_max=1e10, max_iter=300, tol=1e-7, solver="auto", memory=None,
                  graph_form=DEPRECATED):

@@ -160,7 +160,7 @@ class KMeansUFS(UFSSelector):
         "patience": POSITIVE_INT,
     }
 
-    def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, mu0=0.1,
+    def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None, mu0=0.1,
                  rho=1.05, mu_max=1e7, admm="bilinear", max_iter=3000, patience=30):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters

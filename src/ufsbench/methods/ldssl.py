@@ -130,7 +130,7 @@ class LDSSL(UFSSelector):
         "memory": MEMORY_CONSTRAINT,
     }
 
-    def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
+    def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None, alpha=1.0,
                  beta=1.0, rho=1.0, n_components=None, k=5, sigma=None, lam=1.0,
                  preprocess="shift", max_iter=300, tol=1e-6, eta=0.25, solver="auto",
                  memory=None):

@@ -69,7 +69,7 @@ class LaplacianScore(UFSSelector):
         "memory": MEMORY_CONSTRAINT,
     }
 
-    def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, k=5,
+    def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None, k=5,
                  weight="heat", sigma=None, memory=None):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters

@@ -282,7 +282,7 @@ class MCFS(UFSSelector):
                            Hidden(StrOptions({DEPRECATED}))],
     }
 
-    def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, k=5,
+    def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None, k=5,
                  weight="heat", sigma=None, n_components=None, ridge=1e-3, memory=None,
                  n_eigenvectors=DEPRECATED):
         self.n_features_to_select = n_features_to_select

@@ -215,7 +215,7 @@ class NDFS(UFSSelector):
         "memory": MEMORY_CONSTRAINT,
     }
 
-    def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
+    def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None, alpha=1.0,
                  beta=1.0, gamma=1e8, k=5, sigma=None, max_iter=100, tol=1e-6, eps=1e-8,
                  init_offset=0.2, solver="auto", update="auto", memory=None):
         self.n_features_to_select = n_features_to_select

@@ -21,7 +21,7 @@ class RandomSubset(UFSSelector):
     selection_kind = "subset"
     draws_per_run: ClassVar[bool] = True
 
-    def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None):
+    def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state

@@ -121,7 +121,7 @@ class RSFS(UFSSelector):
         "memory": MEMORY_CONSTRAINT,
     }
 
-    def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
+    def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None, alpha=1.0,
                  beta=1.0, nu=1.0, gamma=1e8, k=5, sigma=None, max_iter=20, tol=1e-3, eps=1e-8,
                  init_offset=0.2, solver="auto", memory=None):
         self.n_features_to_select = n_features_to_select

@@ -201,7 +201,7 @@ class RUFS(UFSSelector):
         "memory": MEMORY_CONSTRAINT,
     }
 
-    def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, nu=1.0,
+    def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None, nu=1.0,
                  alpha=1.0, beta=1.0, k=5, graph="local_learning", lambda_r=0.1, sigma=None,
                  zeta=1e7, exponent=0.25, max_iter=20, tol=1e-6, eps=1e-8, memory=None):
         self.n_features_to_select = n_features_to_select

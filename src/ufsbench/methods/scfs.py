@@ -253,7 +253,7 @@ class SCFS(UFSSelector):
         "epsilon": [Interval(Real, 0, np.inf, closed="neither"), Hidden(StrOptions({DEPRECATED}))],
     }
 
-    def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
+    def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None, alpha=1.0,
                  beta=100.0, gamma=1e6, update="split", exponent=0.25, init="kmeans",
                  solver="auto", preprocess="none", max_iter=1000, tol=1e-5, eps=1e-8,
                  w_solver=DEPRECATED, epsilon=DEPRECATED):

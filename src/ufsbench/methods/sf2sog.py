@@ -268,7 +268,7 @@ class SF2SOG(UFSSelector):
         "memory": MEMORY_CONSTRAINT,
     }
 
-    def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, lam=1.0,
+    def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None, lam=1.0,
                  gamma=1.0, k=5, n_components=None, preprocess="zscore", max_iter=50,
                  max_inner=30, tol=1e-6, patience=3, solver="auto", memory=None):
         self.n_features_to_select = n_features_to_select

@@ -129,7 +129,7 @@ class SOCFS(UFSSelector):
         "center": ["boolean"],
     }
 
-    def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, lambda_=100.0,
+    def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None, lambda_=100.0,
                  lambda2=100.0, n_components=None, max_iter=50, inner_iter=50, tol=1e-7,
                  eps=1e-8, center=True, m="deprecated"):
         self.n_features_to_select = n_features_to_select
@@ -253,7 +253,7 @@ class SOCFSTriplet(SOCFS):
         "memory": MEMORY_CONSTRAINT,
     }
 
-    def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, lambda_=100.0,
+    def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None, lambda_=100.0,
                  lambda2=100.0, alpha=1.0, k=5, n_components=None, max_iter=50, inner_iter=50,
                  tol=1e-7, eps=1e-8, center=True, m="deprecated", memory=None):
         super().__init__(n_features_to_select=n_features_to_select, n_clusters=n_clusters,

@@ -339,7 +339,7 @@ class SOGFS(UFSSelector):
         "memory": MEMORY_CONSTRAINT,
     }
 
-    def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, gamma=1.0,
+    def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None, gamma=1.0,
                  n_components=None, k=5, max_iter=50, inner_iter=1, tol=1e-5, eps=1e-8, lambda_init=None,
                  lambda_factor=2.0, neighbours="all", preprocess="center_unit", solver="auto",
                  m="deprecated", w_solver="deprecated", memory=None):

@@ -165,7 +165,7 @@ class SPUFS(UFSSelector):
         "memory": MEMORY_CONSTRAINT,
     }
 
-    def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
+    def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None, alpha=1.0,
                  beta=1.0, k=5, sigma=None, eps=1e-8, max_iter=100, tol=1e-6, solver="auto",
                  memory=None):
         self.n_features_to_select = n_features_to_select

@@ -177,7 +177,7 @@ class UDFS(UFSSelector):
         "memory": MEMORY_CONSTRAINT,
     }
 
-    def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, gamma=1.0,
+    def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None, gamma=1.0,
                  lam=1.0, k=5, max_iter=50, tol=1e-6, eps=1e-8, solver="auto",
                  memory=None):
         self.n_features_to_select = n_features_to_select

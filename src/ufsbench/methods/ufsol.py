@@ -301,7 +301,7 @@ class UFSOL(UFSSelector):
         "memory": MEMORY_CONSTRAINT,
     }
 
-    def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None, alpha=1.0,
+    def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None, alpha=1.0,
                  beta=1.0, graph="triplet", k=5, sigma=None, n_components=None,
                  preprocess="unit_norm", eps=1e-8, max_iter=40, tol=1e-6, n_init=10,
                  solver="auto", normalize_c=True, eigen_solver="deprecated", memory=None):

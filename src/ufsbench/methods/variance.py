@@ -12,7 +12,7 @@ class MaxVariance(UFSSelector):
     z-scoring every feature ties. Ties are ordered by feature index.
     """
 
-    def __init__(self, n_features_to_select=None, n_clusters=2, random_state=None):
+    def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
