@@ -10,7 +10,7 @@ from sklearn.datasets import load_digits
 
 from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import UFSBenchError
-from ufsbench.methods.base import available_methods, make_selector
+from ufsbench.methods.base import make_selector
 from ufsbench.methods.kmufs import _FactoredA, _initial_basis
 from ufsbench.numerics.preprocess import zscore
 
@@ -47,11 +47,6 @@ def synthetic():
 @pytest.fixture(scope="module")
 def digits():
     return load_digits().data
-
-
-def test_registered_as_subset_method():
-    assert "kmufs" in available_methods()
-    assert make_selector("kmufs").selection_kind == "subset"
 
 
 @pytest.mark.parametrize("admm", ["bilinear", "vanilla"])

@@ -120,11 +120,6 @@ def test_tied_solver_degenerate_cut_is_a_valid_and_basis_free_minimiser():
 
 
 # -- the whole method (Algorithm 2) ---------------------------------------------------------------
-def test_registered_and_params_stored():
-    sel = make_selector("sogfs", gamma=10.0, n_components=0.4)
-    assert sel.get_params()["gamma"] == 10.0 and sel.get_params()["n_components"] == 0.4
-
-
 @pytest.mark.parametrize("value", [0.4, 3, None])
 def test_deprecated_m_warns_and_fits_as_n_components(value):
     X, _ = _blobs(n_per=10, d=8)
@@ -188,9 +183,11 @@ def test_objective_history_recorded_and_stops_when_settled():
     sel = make_selector("sogfs", n_clusters=3, gamma=1.0, tol=1e-3).fit(X)
     h = sel.objective_history_
     assert len(h) == sel.n_iter_ and np.all(np.isfinite(h))
-    if sel.n_iter_ < 50:
-        assert sel.n_components_history_[-1] == 3 and sel.n_components_history_[-2] == 3
-        assert abs(h[-1] - h[-2]) <= 1e-3 * abs(h[-2])
+    # Three well-separated blobs: the graph reaches c = 3 components at once and the objective
+    # settles within a few iterations, far below the cap of 50.
+    assert sel.n_iter_ < 50
+    assert sel.n_components_history_[-1] == 3 and sel.n_components_history_[-2] == 3
+    assert abs(h[-1] - h[-2]) <= 1e-3 * abs(h[-2])
 
 
 def test_planted_features_rank_first_when_n_exceeds_d():
