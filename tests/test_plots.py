@@ -118,11 +118,9 @@ def test_convergence_without_histories_is_an_error(frame):
 
 
 def test_admm_plot_has_vanilla_and_bilinear_series():
-    from ufsbench.methods import available_methods
+    from ufsbench.cli.plot import _admm_histories
 
-    if "kmufs" not in available_methods():
-        pytest.skip("kmufs not available")
-    fig = plots.admm_figure("digits", n_features=10, max_iter=40)
+    fig = plots.admm_figure(*_admm_histories("digits", n_features=10, max_iter=40), "digits", 40)
     labels = _series(fig.axes[0])
     assert labels[:2] == ["vanilla ADMM", "bilinear ADMM"]
     bilinear = fig.axes[0].get_lines()[1].get_ydata()

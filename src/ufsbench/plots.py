@@ -13,7 +13,7 @@ lines); :func:`ufsbench.figure_style.save_figure` writes it as PNG and PDF.
 * ``convergence``  objective value per iteration from the records' ``objective_history``
                    (UFSOL Fig. 3, SOGFS Fig. 3, SCFS Fig. 6, K-means UFS Fig. 4).
 * ``admm``         ||V||_F per iteration of K-means UFS's vanilla against its bi-linear ADMM
-                   (K-means UFS Fig. 2); fits the selector itself, needs no stored results.
+                   (K-means UFS Fig. 2), from two fits the plot command makes; no stored results.
 * ``pixels``       the selected features painted over sample images (DGUFS Table 4).
 * ``ranks``        mean rank of each method across data sets and a critical-difference diagram
                    (Friedman test + Nemenyi post-hoc, Demšar 2006).
@@ -336,23 +336,14 @@ def setting_text(method: str, params: str) -> str:
     return ", ".join(f"{k}={format_value(v)}" for k, v in shown.items()) or "no parameters"
 
 
-def admm_figure(dataset: str = "digits", n_features: int = 20, max_iter: int = 300,
-                data_dir=None) -> Figure:
-    """||V||_F per iteration of K-means UFS's vanilla and bi-linear ADMM (K-means UFS Fig. 2).
-
-    The bi-linear V-step keeps ||V||_F = sqrt(h) by construction; the vanilla one does not. Both
-    are fitted here (deterministic), so no stored results are needed.
-    """
-    from ufsbench.datasets import load_dataset
-    from ufsbench.methods import make_selector
-
-    data = load_dataset(dataset, data_dir=data_dir)
-    m = min(int(n_features), data.n_features)
+def admm_figure(histories: dict[str, np.ndarray], m: int, dataset: str,
+                max_iter: int) -> Figure:
+    """||V||_F per iteration of K-means UFS's vanilla and bi-linear ADMM (K-means UFS Fig. 2),
+    from the fits' ``v_norm_history_`` ({"vanilla": ..., "bilinear": ...}) at h = m features.
+    The bi-linear V-step keeps ||V||_F = sqrt(h) by construction; the vanilla one does not."""
     fig, (ax,) = panel_grid(1, size=(5.5, 3.8))
     for (admm, style), colour in zip((("vanilla", "-"), ("bilinear", "--")), OKABE_ITO[4:]):
-        selector = make_selector("kmufs", n_features_to_select=m, n_clusters=data.n_classes,
-                                 admm=admm, max_iter=int(max_iter), random_state=0)
-        norms = np.asarray(selector.fit(data.X).v_norm_history_, dtype=float)
+        norms = histories[admm]
         ax.plot(np.arange(1, len(norms) + 1), norms, linestyle=style, color=colour,
                 label=f"{admm} ADMM")
     ax.axhline(math.sqrt(m), color="0.5", linewidth=0.8, linestyle=":")
@@ -361,7 +352,7 @@ def admm_figure(dataset: str = "digits", n_features: int = 20, max_iter: int = 3
     ax.set_ylabel(r"$\|V\|_F$ (no unit, log scale)")
     ax.legend()
     ax.set_title(f"K-means UFS on {dataset}, h = {m} (dotted: $\\sqrt{{h}}$)", fontsize="medium")
-    set_caption(fig, f"Both ADMM variants fitted here with random_state=0 and at most {max_iter} "
+    set_caption(fig, f"Both ADMM variants fitted with random_state=0 and at most {max_iter} "
                      f"iterations; no K-means evaluation, no stored results.")
     return fig
 

@@ -63,6 +63,25 @@ def _plot_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _admm_histories(dataset: str = "digits", n_features: int = 20, max_iter: int = 300,
+                   data_dir=None) -> tuple[dict, int]:
+    """K-means UFS fitted with its vanilla and its bi-linear ADMM (deterministic, random_state 0):
+    ({variant: ||V||_F per iteration}, h), what ``plots.admm_figure`` draws."""
+    import numpy as np
+
+    from ufsbench.datasets import load_dataset
+    from ufsbench.methods import make_selector
+
+    data = load_dataset(dataset, data_dir=data_dir)
+    m = min(int(n_features), data.n_features)
+    histories = {}
+    for admm in ("vanilla", "bilinear"):
+        selector = make_selector("kmufs", n_features_to_select=m, n_clusters=data.n_classes,
+                                 admm=admm, max_iter=int(max_iter), random_state=0)
+        histories[admm] = np.asarray(selector.fit(data.X).v_norm_history_, dtype=float)
+    return histories, m
+
+
 def _plot_figures(opts) -> list:
     """(file stem, figure) pairs for the parsed command."""
     from ufsbench.plots import (admm_figure, cd_figure, convergence_figure,
@@ -75,7 +94,8 @@ def _plot_figures(opts) -> list:
     if opts.kind == "admm":
         dataset = (opts.dataset or ["digits"])[0]
         return [(f"admm_{safe_stem(dataset)}_h{opts.n_features}",
-                 admm_figure(dataset, opts.n_features, opts.max_iter, opts.data_dir))]
+                 admm_figure(*_admm_histories(dataset, opts.n_features, opts.max_iter,
+                                             opts.data_dir), dataset, opts.max_iter))]
     df = results_frame(opts.results_dir, opts.dataset, opts.method)
     datasets = sorted(df["dataset"].unique())
     if opts.kind == "counts":
