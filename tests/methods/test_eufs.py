@@ -92,6 +92,8 @@ def test_row_shrink_is_the_l21_prox():
 
     for _ in range(50):
         assert f(W) <= f(W + 1e-3 * rng.standard_normal(W.shape)) + 1e-12
+    buffer = Q.copy()                           # in place into a preallocated buffer: same bits
+    assert row_shrink(buffer, tau, out=buffer) is buffer and np.array_equal(buffer, W)
 
 
 def test_bad_parameters(data):

@@ -15,7 +15,6 @@ from ufsbench.methods.base import (MEMORY_CONSTRAINT, NON_NEGATIVE, POSITIVE, PO
 from ufsbench.numerics import knn_graph, l21_norm, laplacian, orthonormal_polar, row_norms
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
 from ufsbench.numerics.prox import row_shrink
-from ufsbench.numerics.prox_inplace import row_shrink_
 
 #: How the graph term's products are formed: "auto" (= "dense"), "dense" or "sparse".
 SOLVERS = ("auto", "dense", "sparse")
@@ -183,7 +182,7 @@ class EUFS(UFSSelector):
         for _ in range(self.max_iter):
             np.divide(Y2, mu, out=Yn)                                         # Y2 / mu
             np.add(XmUV, Yn, out=E)
-            row_shrink_(E, 1.0 / mu)                                          # step 1
+            row_shrink(E, 1.0 / mu, out=E)                                          # step 1
             np.subtract(Xc, E, out=A)
             A += Yn                                                           # X - E + Y2/mu
             V = row_shrink(A.T @ U, alpha / mu)                              # step 2
