@@ -275,7 +275,7 @@ def test_zscore_standardises_and_zeroes_constant_features():
     np.testing.assert_array_equal(Z[:, 1], 0.0)
 
 
-# --- the polar factor from the h x h Gram (numerics.polar.gram_polar) ---------------------------
+# --- the polar factor from the h x h Gram (numerics.linalg.gram_polar) ---------------------------
 
 def _with_condition(p, h, kappa, seed=0):
     rng = np.random.default_rng(seed)
@@ -287,7 +287,7 @@ def _with_condition(p, h, kappa, seed=0):
 @pytest.mark.parametrize("kappa", [1.0, 10.0, 1e3])
 def test_gram_polar_matches_the_svd_form_on_well_conditioned_input(kappa):
     from ufsbench.numerics import orthonormal_polar
-    from ufsbench.numerics.polar import gram_polar
+    from ufsbench.numerics.linalg import gram_polar
     H = _with_condition(300, 20, kappa)
     U = gram_polar(H)
     np.testing.assert_allclose(U, orthonormal_polar(H), atol=1e-13 * kappa ** 2 + 1e-14)
@@ -302,7 +302,7 @@ def test_gram_polar_matches_the_svd_form_on_well_conditioned_input(kappa):
 def test_gram_polar_falls_back_to_the_svd_when_the_gram_is_ill_conditioned(kappa):
     """kappa(H)^2 > 1 / GRAM_RCOND: the Gram form would lose ~eps kappa^2; the SVD form is used."""
     from ufsbench.numerics import orthonormal_polar
-    from ufsbench.numerics.polar import gram_polar
+    from ufsbench.numerics.linalg import gram_polar
     H = _with_condition(300, 20, kappa, seed=1)
     np.testing.assert_array_equal(gram_polar(H), orthonormal_polar(H))
     rank_deficient = H[:, :3] @ np.ones((3, 20))

@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.methods.base import POSITIVE, POSITIVE_INT, UFSSelector, register
 from ufsbench.numerics import top_rows
-from ufsbench.numerics.polar import gram_polar
+from ufsbench.numerics.linalg import gram_polar
 from ufsbench.numerics.preprocess import zscore
 
 ADMM_FORMS = ("bilinear", "vanilla", "exact")
@@ -90,7 +90,7 @@ class KMeansUFS(UFSSelector):
     polar factor of the p x h matrix H costs O(p h^2), which no factorisation of A avoids, so an
     iteration costs O(p h (k + h)) instead of O(p^2 h) with the dense A (the plain form of
     tests/methods/_reference_kmufs.py; ``benchmarks/bench_kmufs.py`` compares them). The polar
-    factor is taken from the h x h Gram (``numerics.polar.gram_polar``: H (H^T H)^{-1/2}, one
+    factor is taken from the h x h Gram (``numerics.linalg.gram_polar``: H (H^T H)^{-1/2}, one
     p h^2 Gram product, an h x h ``eigh`` and one p h^2 product; the SVD form when H^T H is
     ill-conditioned), about 5x faster than the thin SVD of the p x h matrix (the reference's
     form) at p = 2000, h = 100, where the SVD is 60% of an iteration. While mu is
