@@ -173,9 +173,16 @@ def test_dense_d_by_d_path_matches_n_by_n_solver(graph):
                               make_synthetic(n_samples=80, n_features=12, n_informative=4,
                                              n_clusters=3, random_state=5).X)
             for s in ("dense", "shift_invert")]
-    np.testing.assert_allclose(fits[0].scores_, fits[1].scores_, atol=1e-7)
-    np.testing.assert_allclose(fits[0].objective_history_, fits[1].objective_history_,
-                               rtol=1e-8)
+    # Shift-invert Lanczos meets a residual tolerance of 1e-12, not round-off: the first
+    # iterates agree to ~1e-11 (G's 3rd-4th eigengap is then ~all of ||G||). In iterations 2-4
+    # that gap falls to ~5e-3 ||G|| and the reweighting 1/sqrt(||w_i||^2 + eps) of near-zero rows
+    # carries each W-step's error into the next, so the objectives drift apart by up to ~1.4e-8
+    # and the scores by ~5e-8 (across OpenBLAS kernels). A 0.1% error in X^T M X moves all three
+    # by ~1e-4.
+    history = [np.asarray(f.objective_history_) for f in fits]
+    np.testing.assert_allclose(history[0][0], history[1][0], rtol=1e-9)
+    np.testing.assert_allclose(history[0], history[1], rtol=1e-7)
+    np.testing.assert_allclose(fits[0].scores_, fits[1].scores_, atol=1e-6)
     # The two solvers return W with different column signs (eigenvectors are defined up to
     # sign) and agree otherwise only to their tolerance, so which of the V-step's K-means
     # restarts that find the same partition wins, and hence its numbering, is up to round-off.
