@@ -101,7 +101,7 @@ def reference_fit(X, c, alpha, beta, max_iter, gamma=1e8, tol=1e-6, eps=1e-8, me
     """The explicit F/W iteration (small n, the reference): the dense n x n M of Eq. (13) from the
     d x n solve T, its element-wise sign split, W = T F. Returns (scores, n_iter)."""
     from ufsbench.numerics import knn_graph, l21_reweight, laplacian, sym
-    from ufsbench.numerics.irls import solve_gram_plus_diag
+    from ufsbench.numerics.gram_solve import solve_gram_plus_diag
     from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
     from ufsbench.numerics.spectral import spectral_soft_indicator, unit_columns
 

@@ -87,7 +87,8 @@ def reference_rsfs_scores(sel, X):
     Returns (scores, objective history)."""
     from ufsbench.methods.rsfs import row_normalised_laplacian
     from ufsbench.numerics import l21_reweight
-    from ufsbench.numerics.irls import SOLVER_METHODS, solve_gram_plus_diag
+    from ufsbench.numerics.gram_solve import solve_gram_plus_diag
+    from ufsbench.numerics.irls import SOLVER_METHODS
     from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
     from ufsbench.numerics.spectral import spectral_soft_indicator, unit_columns
 

@@ -122,24 +122,33 @@ def test_large_n_fit_forms_no_n_by_n_array():
 def reference_rufs_scores(sel, X, same_products=False):
     """RUFS's fit in its plain form (every Gram formed by general products, every residual
     recomputed, no cache) or, ``same_products=True``, with the three products formed as the fit
-    forms them (the Gram-based W0 of ridge_solve, the syrk-form W-step, (Q_r G)^T X): then the
-    fit must equal it bit for bit. Returns (scores, history)."""
+    forms them (the shared Gram solves, (Q_r G)^T X): then the fit must equal it bit for bit.
+    Returns (scores, history)."""
     from ufsbench.numerics import l21_reweight
-    from ufsbench.numerics.gram_solve import ridge_solve, solve_weighted_gram_plus_diag
+    from ufsbench.numerics.gram_solve import solve_gram_plus_diag
     from ufsbench.numerics.indicators import kmeans_scaled_indicator
-    from ufsbench.numerics.irls import solve_gram_plus_diag
     from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
 
+    def plain_solve(X, B, reg, weights=None):
+        # (X^T Q X + R) W = X^T B by general products and a general solver; for d > n through
+        # W = R^{-1} X^T (Q X R^{-1} X^T + I)^{-1} B, the well-conditioned form
+        n, d = X.shape
+        QX = X if weights is None else weights[:, None] * X
+        reg = np.broadcast_to(np.asarray(reg, dtype=float), d)
+        if d <= n:
+            return np.linalg.solve(X.T @ QX + np.diag(reg), X.T @ B)
+        XtR = X.T / reg[:, None]
+        return XtR @ np.linalg.solve(QX @ XtR + np.eye(n), B)
+
     now = same_products
-    solve = solve_weighted_gram_plus_diag if now else solve_gram_plus_diag
+    solve = solve_gram_plus_diag if now else plain_solve
     c, (alpha, beta, nu, zeta, eps) = sel.n_clusters, (sel.alpha, sel.beta, sel.nu, sel.zeta,
                                                        sel.eps)
     L = sel.graph_matrix(X)
     G, _ = kmeans_scaled_indicator(X, c, sel.random_state, offset=0.2)
     F = np.maximum(np.linalg.lstsq(G, X, rcond=None)[0], 0.0)
     F += 0.2 * F[F > 0].mean()
-    W = (ridge_solve(X, G, beta / alpha) if now
-         else solve_gram_plus_diag(X, G, np.full(X.shape[1], beta / alpha)))
+    W = solve(X, G, beta / alpha)
     history = []
     for _ in range(sel.max_iter):
         q_h = l21_reweight(X @ W - G, eps)

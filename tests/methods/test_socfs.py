@@ -7,7 +7,7 @@ from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
 from ufsbench.numerics import l21_reweight, orthonormal_polar
-from ufsbench.numerics.irls import solve_gram_plus_diag
+from ufsbench.numerics.gram_solve import solve_gram_plus_diag
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,8 @@ from ufsbench.cache import DEFAULT_MIN_CELLS, cached_call, memory_location
 from ufsbench.methods.base import (MEMORY_CONSTRAINT, NON_NEGATIVE, POSITIVE, POSITIVE_INT, UFSSelector,
                                    register)
 from ufsbench.numerics import graphs, knn_graph, l21_reweight, laplacian, row_norms, sym
-from ufsbench.numerics.irls import SOLVER_METHODS, smoothed_l21_norm, solve_psd
+from ufsbench.numerics.gram_solve import solve_psd
+from ufsbench.numerics.irls import SOLVER_METHODS, smoothed_l21_norm
 from ufsbench.numerics.nmf import multiplicative_step
 from ufsbench.numerics.spectral import (orthogonality_penalty, spectral_soft_indicator,
                                         unit_columns)

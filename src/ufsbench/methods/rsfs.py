@@ -12,8 +12,7 @@ from ufsbench.cache import cached_call, cached_seeded_call
 from ufsbench.methods.base import (MEMORY_CONSTRAINT, NON_NEGATIVE, POSITIVE, POSITIVE_INT, UFSSelector,
                                    register)
 from ufsbench.numerics import knn_graph, l21_reweight, laplacian, row_norms
-from ufsbench.numerics.gram_solve import (data_gram, data_outer_gram, ridge_solve,
-                                          solve_weighted_gram_plus_diag, solve_with_gram)
+from ufsbench.numerics.gram_solve import data_gram, data_outer_gram, solve_gram_plus_diag
 from ufsbench.numerics.irls import SOLVER_METHODS, smoothed_l21_norm
 from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
 from ufsbench.numerics.prox import soft_threshold
@@ -157,12 +156,12 @@ class RSFS(UFSSelector):
         the cached X X^T for D = I (``weights`` None, the first step) and a syrk Gram after."""
         ratio = self.beta / self.alpha
         if gram is not None:
-            reg = np.full(X.shape[1], ratio) if weights is None else ratio * weights
-            return solve_with_gram(gram, X.T @ B, reg)
+            reg = ratio if weights is None else ratio * weights
+            return solve_gram_plus_diag(X, B, reg, method="primal", gram=gram)
         if weights is None:
-            return ridge_solve(X, B, ratio, "dual",
-                               gram=cached_call(self.memory, data_outer_gram, X))
-        return solve_weighted_gram_plus_diag(X, B, ratio * weights, method="dual")
+            return solve_gram_plus_diag(X, B, ratio, method="dual",
+                                        gram=cached_call(self.memory, data_outer_gram, X))
+        return solve_gram_plus_diag(X, B, ratio * weights, method="dual")
 
     def _fit(self, X):
         n, d = X.shape

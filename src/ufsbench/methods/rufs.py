@@ -14,7 +14,7 @@ from ufsbench.methods.base import (MEMORY_CONSTRAINT, NON_NEGATIVE, POSITIVE, PO
 from ufsbench.numerics import l21_reweight, laplacian, row_norms
 from ufsbench.numerics.graphs import sq_distances_at, nearest_neighbors, sparse_knn_graph
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
-from ufsbench.numerics.gram_solve import ridge_solve, solve_weighted_gram_plus_diag
+from ufsbench.numerics.gram_solve import solve_gram_plus_diag
 from ufsbench.numerics.irls import smoothed_l21_norm, smoothed_row_norms
 from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
 
@@ -87,9 +87,9 @@ def rufs_first_steps(X: np.ndarray, n_clusters: int, random_state, ratio: float,
     the same. ``start_memory``: where the start (:func:`rufs_start`) is cached, shared by every
     ratio (a location, part of this function's cache key; None computes it)."""
     G, F = cached_seeded_call(start_memory, rufs_start, X, random_state, n_clusters=n_clusters)
-    W0 = ridge_solve(X, G, ratio)
+    W0 = solve_gram_plus_diag(X, G, ratio)
     q_h = 0.5 / smoothed_row_norms(X @ W0 - G, eps)
-    W1 = solve_weighted_gram_plus_diag(X, q_h[:, None] * G, ratio * l21_reweight(W0, eps), q_h)
+    W1 = solve_gram_plus_diag(X, q_h[:, None] * G, ratio * l21_reweight(W0, eps), q_h)
     norms_r = residual_row_norms(np.ascontiguousarray(X), G, F, eps, np.empty(X.shape))
     return G, F, W0, W1, norms_r
 
@@ -276,8 +276,8 @@ class RUFS(UFSSelector):
                 W = W1
             else:
                 q_h = 0.5 / norms_h
-                W = solve_weighted_gram_plus_diag(X, q_h[:, None] * G,
-                                                  (beta / alpha) * l21_reweight(W, eps), q_h)
+                W = solve_gram_plus_diag(X, q_h[:, None] * G,
+                                         (beta / alpha) * l21_reweight(W, eps), q_h)
             # 2. G-step: split multiplicative rule on the majorised G-objective.
             XW = X @ W
             q_r = (0.5 / norms_r)[:, None]

@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from ufsbench.methods.base import POSITIVE_INT, UFSSelector, register
 from ufsbench.numerics import l21_norm, l21_reweight, row_norms
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
-from ufsbench.numerics.irls import solve_gram_plus_diag
+from ufsbench.numerics.gram_solve import solve_gram_plus_diag
 from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
 
 UPDATES = ("split", "printed")
@@ -39,7 +39,7 @@ def scfs_w_step(X: np.ndarray, G: np.ndarray, d: np.ndarray, alpha: float, beta:
     so W = alpha D^{-1} X^T (alpha X D^{-1} X^T + beta I_n)^{-1} G: one n x n solve,
     O(n^2 p + n^3), the fast form when p >> n. ``"auto"`` takes the dual form when p > n.
     Both need beta > 0 and d > 0 (then both matrices are symmetric positive definite). The solve
-    itself is the shared ``ufsbench.numerics.irls.solve_gram_plus_diag`` with reg = beta d / alpha,
+    itself is the shared ``ufsbench.numerics.gram_solve.solve_gram_plus_diag`` with reg = beta d / alpha,
     which refuses an unknown ``solver`` (SCFS validates its ``solver`` once, before the fit).
     """
     # Dividing Eq. (6) by alpha: W = (X^T X + (beta/alpha) D)^{-1} X^T G.

@@ -13,7 +13,8 @@ from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from ufsbench.cache import cached_call
 from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, register
 from ufsbench.numerics import l21_reweight, orthonormal_polar, row_norms
-from ufsbench.numerics.irls import smoothed_l21_norm, solve_gram_plus_diag, solve_psd
+from ufsbench.numerics.gram_solve import solve_gram_plus_diag
+from ufsbench.numerics.irls import smoothed_l21_norm
 from ufsbench.numerics.triplet import ordinal_laplacian, sparse_triplet_weights
 
 
@@ -27,16 +28,8 @@ def regression_step(X: np.ndarray, metric):
     For d > n the n x n push-through form depends on reg throughout and is left as it is.
     """
     n, d = X.shape
-    if d > n:
-        return lambda T, reg: solve_gram_plus_diag(X, T, reg, metric)
-    gram = X.T @ X if metric is None else X.T @ (metric @ X)
-
-    def solve(T, reg):
-        G = gram.copy()
-        G[np.diag_indices(d)] += np.asarray(reg, dtype=float)
-        return solve_psd(G, X.T @ T)
-
-    return solve
+    gram = None if d > n else (X.T @ X if metric is None else X.T @ (metric @ X))
+    return lambda T, reg: solve_gram_plus_diag(X, T, reg, metric, gram=gram)
 
 
 @register("socfs")

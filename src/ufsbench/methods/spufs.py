@@ -13,7 +13,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ufsbench.cache import cached_call
 from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, register
 from ufsbench.numerics import knn_graph, l21_reweight, laplacian
-from ufsbench.numerics.irls import smoothed_l21_norm, solve_gram_plus_diag
+from ufsbench.numerics.gram_solve import solve_gram_plus_diag
+from ufsbench.numerics.irls import smoothed_l21_norm
 
 SOLVERS = ("auto", "factored", "primal")
 #: Deprecated ``solver`` values (accepted for one release, with a FutureWarning) -> the solver

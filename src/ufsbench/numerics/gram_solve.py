@@ -1,27 +1,44 @@
-"""Regression W-steps (X^T M X + diag(r))^{-1} X^T B that reuse or halve their Gram products.
+"""The regularised regression step W = (X^T M X + diag(r))^{-1} X^T B, in one place.
 
-``ufsbench.numerics.irls.solve_gram_plus_diag`` forms the Gram matrix afresh on every call. Two
-cheaper exact forms for the IRLS loops of RUFS and RSFS:
+Shared by the l2,1 solvers (SOCFS, RUFS, RSFS, SCFS, SPUFS, NDFS): r > 0 is the reweighting
+diagonal (times the regularisation weight), M an n x n metric on the samples (None = identity;
+a positive diagonal for sample-weighted / l2,1 losses; I + alpha L for a graph-regularised
+projection) and B the n x c right-hand side. For d <= n the d x d ("primal") system is solved
+directly; for d > n the push-through identity
 
-* :func:`data_gram` / :func:`solve_with_gram`: when M = I only the diagonal r changes between
-  iterations, so X^T X is formed once per data set (a selector may read it from its ``memory``
-  with ``cached_call(memory, data_gram, X)`` and pass it in) and each
-  iteration pays only its d x d Cholesky (the same Gram and the same LAPACK call as the primal
-  branch of ``solve_gram_plus_diag``: bitwise the same W for the same Gram).
-* :func:`solve_weighted_gram_plus_diag`: M = diag(m) > 0 changes every iteration (an l2,1 loss
-  over samples); X^T M X is formed as Z^T Z with Z = M^{1/2} X, which numpy hands to BLAS
-  ``syrk`` (a symmetric rank-k update: half the flops of the general product X^T (M X)), and
-  likewise the n x n form of the push-through identity (module doc of ``irls``). Same system,
-  same Cholesky; only the round-off of the Gram differs.
+    (X^T M X + R)^{-1} X^T = R^{-1} X^T (M X R^{-1} X^T + I)^{-1}
 
-Import by module path; nothing is exported from ``ufsbench.numerics``.
+turns it into an n x n ("dual") solve, O(n^2 d) instead of O(d^3). Symmetric products are
+formed as Z^T Z / Z Z^T, which numpy hands to BLAS ``syrk`` (half the flops of a general
+product). When M = I only r changes between iterations, so a loop may form the Gram once
+(:func:`data_gram` / :func:`data_outer_gram`, which a selector may read from its ``memory``)
+and pass it as ``gram``.
 """
 
 from __future__ import annotations
 
-import numpy as np
+import warnings
 
-from ufsbench.numerics.irls import solve_psd, solve_push_through
+import numpy as np
+from scipy import linalg as sla
+
+
+class IllConditionedSolveWarning(RuntimeWarning):
+    """A symmetric PSD system was too ill-conditioned for Cholesky; solved by least squares."""
+
+
+def solve_psd(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """A^{-1} B for symmetric PSD A: Cholesky, or least squares when round-off makes A look
+    indefinite or singular (extreme grid ratios such as beta/alpha = 1e-12 give condition
+    numbers near 1e16). The least-squares solution is the minimum-norm one, the limit of the
+    regularised solution; the fallback is reported as a warning, which sweeps record."""
+    try:
+        return sla.solve(A, B, assume_a="pos")
+    except (np.linalg.LinAlgError, ValueError):
+        warnings.warn("Cholesky failed on an ill-conditioned PSD system (extreme regularisation "
+                      "ratio?); solved by least squares instead", IllConditionedSolveWarning,
+                      stacklevel=3)
+        return sla.lstsq(A, B, lapack_driver="gelsd")[0]
 
 
 def data_gram(X: np.ndarray) -> np.ndarray:
@@ -34,8 +51,8 @@ def data_outer_gram(X: np.ndarray) -> np.ndarray:
     return X @ X.T
 
 
-def ridge_method(X: np.ndarray, method: str = "auto") -> str:
-    """The form :func:`ridge_solve` takes: "auto" is "primal" when d <= n, else "dual"."""
+def gram_form(X: np.ndarray, method: str = "auto") -> str:
+    """The form :func:`solve_gram_plus_diag` takes: "auto" is "primal" when d <= n, else "dual"."""
     if method == "auto":
         return "primal" if X.shape[1] <= X.shape[0] else "dual"
     if method not in ("primal", "dual"):
@@ -43,48 +60,76 @@ def ridge_method(X: np.ndarray, method: str = "auto") -> str:
     return method
 
 
-def ridge_solve(X: np.ndarray, B: np.ndarray, ratio: float, method: str = "auto",
-                gram: np.ndarray | None = None) -> np.ndarray:
-    """W = (X^T X + ratio I)^{-1} X^T B (a uniform ridge: the first W-step of RUFS and RSFS)
-    from a Gram: X^T X ("primal", d x d; bitwise the primal branch of ``solve_gram_plus_diag``)
-    or X X^T ("dual", n x n: W = X^T (X X^T + ratio I)^{-1} B, the push-through identity with
-    R = ratio I). "auto": primal when d <= n. ``gram``: that form's Gram if the caller has it
-    (:func:`data_gram` / :func:`data_outer_gram` of X), else it is formed here."""
-    n, d = X.shape
-    if ridge_method(X, method) == "primal":
-        gram = data_gram(X) if gram is None else gram
-        return solve_with_gram(gram, X.T @ B, np.full(d, float(ratio)))
-    gram = data_outer_gram(X) if gram is None else gram
-    return X.T @ solve_with_gram(gram, B, np.full(n, float(ratio)))
+def solve_gram_plus_diag(X: np.ndarray, B: np.ndarray, reg, M=None, method: str = "auto",
+                         gram: np.ndarray | None = None) -> np.ndarray:
+    """W = (X^T M X + diag(reg))^{-1} X^T B, by the d x d or the n x n form.
 
-
-def solve_with_gram(gram: np.ndarray, XtB: np.ndarray, reg: np.ndarray) -> np.ndarray:
-    """(X^T X + diag(reg))^{-1} X^T B from a precomputed Gram X^T X and right-hand side X^T B."""
-    A = gram.copy()
-    A[np.diag_indices(A.shape[0])] += reg
-    return solve_psd(A, XtB)
-
-
-def solve_weighted_gram_plus_diag(X: np.ndarray, B: np.ndarray, reg: np.ndarray,
-                                  weights: np.ndarray | None = None,
-                                  method: str = "auto") -> np.ndarray:
-    """W = (X^T diag(weights) X + diag(reg))^{-1} X^T B, both diagonals positive (``weights``
-    None: the identity, X^T X + diag(reg)).
-
-    ``method``: "primal" (d x d system), "dual" (n x n, push-through) or "auto" (primal when
-    d <= n, the choice of ``solve_gram_plus_diag``). The symmetric products are formed as
-    Z^T Z / Z Z^T (BLAS syrk) instead of general products.
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    B : ndarray of shape (n, c)
+    reg : float or ndarray of shape (d,)
+        Positive; a float is a uniform ridge.
+    M : None, ndarray of shape (n,) or (n, n), or scipy.sparse matrix
+        None is the identity; a 1-D array a positive diagonal; else a symmetric PSD matrix (a
+        sparse M keeps the d x d form free of n x n arrays).
+    method : {"auto", "primal", "dual"}
+        "primal" solves the d x d system, "dual" the n x n push-through form; "auto" takes
+        primal when d <= n.
+    gram : ndarray, optional
+        X^T M X (primal) or, for M = None and a uniform ``reg``, X X^T (dual), formed once by
+        the caller for a loop in which only ``reg`` changes; the system solved is the same,
+        with the same LAPACK call.
     """
     n, d = X.shape
-    reg = np.asarray(reg, dtype=float)
-    s = None if weights is None else np.sqrt(weights)
-    if method == "auto":
-        method = "primal" if d <= n else "dual"
+    method = gram_form(X, method)
+    reg = np.broadcast_to(np.asarray(reg, dtype=float), (d,))
     if method == "primal":
-        Z = X if s is None else s[:, None] * X          # M^{1/2} X
-        A = Z.T @ Z                                     # X^T M X (syrk)
+        if gram is None:
+            gram = _metric_gram(X, M)
+        A = gram.copy()
         A[np.diag_indices(d)] += reg
         return solve_psd(A, X.T @ B)
-    if method != "dual":
-        raise ValueError(f"unknown method {method!r}; use 'auto', 'primal' or 'dual'")
-    return solve_push_through(X, B, reg, weights)     # the symmetric n x n form (syrk)
+    if gram is not None:                            # X X^T with a uniform ridge: R = r I
+        A = gram.copy()
+        A[np.diag_indices(n)] += reg[0]
+        return X.T @ solve_psd(A, B)
+    if M is None or np.ndim(M) == 1:
+        return _solve_push_through(X, B, reg, M)
+    Z = X / np.sqrt(reg)[None, :]               # X R^{-1/2}
+    A = M @ (Z @ Z.T)                           # M X R^{-1} X^T (the inner product by syrk)
+    A[np.diag_indices(n)] += 1.0
+    return (X.T @ sla.solve(A, B)) / reg[:, None]
+
+
+def _metric_gram(X: np.ndarray, M) -> np.ndarray:
+    """X^T M X: syrk on M^{1/2} X for M = None or a positive diagonal, else X^T (M X)."""
+    if M is None:
+        return X.T @ X
+    if np.ndim(M) == 1:
+        Z = np.sqrt(M)[:, None] * X
+        return Z.T @ Z
+    return X.T @ (M @ X)
+
+
+def _solve_push_through(X: np.ndarray, B: np.ndarray, reg: np.ndarray,
+                        weights: np.ndarray | None = None) -> np.ndarray:
+    """W = (X^T M X + diag(reg))^{-1} X^T B with M = diag(weights) (None: I) by the symmetric
+    n x n form of the push-through identity,
+
+        (X^T M X + R)^{-1} X^T = R^{-1} X^T M^{1/2} (M^{1/2} X R^{-1} X^T M^{1/2} + I)^{-1} M^{-1/2},
+
+    whose n x n matrix is Z Z^T with Z = M^{1/2} X R^{-1/2}: one BLAS syrk and a Cholesky solve;
+    R^{-1} X^T Y without an n x d temporary. The cost is O(n^2 d), the form for d > n.
+    """
+    s = None if weights is None else np.sqrt(weights)
+    Z = X / np.sqrt(reg)[None, :]                       # M^{1/2} X R^{-1/2}
+    if s is not None:
+        Z *= s[:, None]
+        B = B / s[:, None]
+    A = Z @ Z.T                                         # (syrk)
+    A[np.diag_indices(X.shape[0])] += 1.0
+    Y = solve_psd(A, B)
+    if s is not None:
+        Y *= s[:, None]
+    return (X.T @ Y) / reg[:, None]                     # R^{-1} X^T Y
