@@ -106,6 +106,7 @@ MAX_RECORDED_WARNINGS = 5
 
 def _summary(selector) -> dict:
     info = {"n_iter": getattr(selector, "n_iter_", None),
+            "converged": getattr(selector, "converged_", None),
             "reconstructed": selector.reconstructed,
             "fit_warnings": selector_warnings.get(id(selector), [])}
     history = getattr(selector, "objective_history_", None)

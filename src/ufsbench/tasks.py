@@ -18,6 +18,7 @@ from ufsbench.datasets import Dataset
 from ufsbench.errors import UFSBenchError
 from ufsbench.evaluation import NMI_NORMALISATIONS
 from ufsbench.methods import method_parameters, selector_class
+from ufsbench.presets import apply_preset
 
 SCORINGS = ("kmeans", "own_labels")
 
@@ -107,7 +108,9 @@ class Task:
 
 # -- grids -----------------------------------------------------------------------------------
 def expand_grid(method_cfg: dict) -> list[dict]:
-    """Every parameter setting of a method config: fixed params x cartesian grid (+ the default)."""
+    """Every parameter setting of a method config: fixed params x cartesian grid (+ the default),
+    after its ``preset`` (if any) is applied."""
+    method_cfg = apply_preset(method_cfg)
     name = method_cfg["name"]
     fixed = dict(method_cfg.get("params") or {})
     grid = {k: list(v) if isinstance(v, (list, tuple)) else [v]

@@ -296,6 +296,7 @@ def _select(args: list[str]) -> None:
     from ufsbench.methods import make_selector, selector_class
     from ufsbench.methods.base import check_setting
     from ufsbench.results import canonical
+    from ufsbench.presets import apply_preset
 
     if any(a in ("-h", "--help") for a in args):
         print("usage: ufsbench select method=<name> dataset=<name or file> [n_features=50] "
@@ -317,7 +318,7 @@ def _select(args: list[str]) -> None:
             raise UFSBenchError("select takes one method and one data set (no comma lists)")
         with initialize_config_dir(config_dir=tmp, version_base=None):
             conf = OmegaConf.to_container(compose("config", overrides=overrides), resolve=True)
-    method_cfg = conf["method"]
+    method_cfg = apply_preset(conf["method"])
     setting = dict(method_cfg.get("params") or {}, **(method_cfg.get("default") or {}))
     check_setting(method_cfg["name"], setting)
     dataset = load_dataset_config(conf["dataset"], data_dir=conf["data_dir"],

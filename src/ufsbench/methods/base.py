@@ -16,7 +16,13 @@ implements ``_fit(X)``, which must set either
   runner fits once per setting at the largest count.
 
 Joint methods that learn cluster labels also set ``labels_``; iterative ones record the objective
-per iteration in ``objective_history_``.
+per iteration in ``objective_history_`` and end through :meth:`UFSSelector._stopped`, which sets
+``n_iter_`` and ``converged_`` (whether the method's stated convergence test ended the fit, rather
+than its iteration cap) and warns with a ``ConvergenceWarning`` when the cap ended it.
+
+A method's config (``configs/method/<name>.yaml``) may name *presets*: sets of parameter values,
+such as ``released`` (what the authors' public code runs). ``make_selector(name,
+preset="released", **overrides)`` starts from a preset; see :mod:`ufsbench.presets`.
 
 Parameters are validated once, at the entry of ``fit``, from the class's declarative
 ``_parameter_constraints`` (scikit-learn's ``Interval``, ``StrOptions``, ...; the base class
@@ -37,6 +43,7 @@ from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, InvalidParameterError
@@ -164,6 +171,17 @@ class UFSSelector(SelectorMixin, BaseEstimator):
         elif self.selection_kind == "all":
             self.support_ = np.ones(X.shape[1], dtype=bool)
         return self
+
+    def _stopped(self, n_iter: int, converged: bool, test: str = "") -> None:
+        """Record how an iterative fit ended: ``n_iter_`` iterations, ``converged_`` True when
+        the convergence test ``test`` (e.g. "relative objective change <= tol") stopped it, False
+        when ``max_iter`` did, which is also reported as a ``ConvergenceWarning``."""
+        self.n_iter_, self.converged_ = int(n_iter), bool(converged)
+        if not converged:
+            rule = f" ({test})" if test else ""
+            warnings.warn(f"{type(self).__name__} stopped at max_iter={n_iter} before its "
+                          f"convergence test{rule} was met; raise max_iter or loosen tol",
+                          ConvergenceWarning, stacklevel=3)
 
     def _rank(self, scores: np.ndarray) -> np.ndarray:
         if self.score_tie_rtol <= 0:
@@ -379,9 +397,14 @@ def check_setting(name: str, params: dict) -> None:
     make_selector(name, **params)._validate_params()
 
 
-def make_selector(name: str, **params) -> UFSSelector:
-    """A new, unfitted selector of method ``name`` with the given parameters."""
+def make_selector(name: str, preset: str | None = None, **params) -> UFSSelector:
+    """A new, unfitted selector of method ``name`` with the given parameters, on top of the
+    parameter values of ``preset`` (e.g. "released") from the method's config when given."""
     cls = selector_class(name)
+    if preset is not None:
+        from ufsbench.presets import preset_params
+
+        params = {**preset_params(name, preset), **params}
     known = method_parameters(name)
     unknown = sorted(set(params) - set(known))
     if unknown:

@@ -1,0 +1,52 @@
+"""Presets: named parameter sets from a method's config, applied by make_selector and by runs."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ufsbench.errors import UFSBenchError
+from ufsbench.methods import make_selector
+from ufsbench.paths import config_dir
+from ufsbench.presets import apply_preset, method_presets
+from ufsbench.run_config import method_config_for
+from ufsbench.tasks import expand_grid
+
+
+@pytest.fixture
+def ls_with_preset(tmp_path, monkeypatch):
+    """A user config of ls (shadowing the packaged one) with a preset fixing k and the grid axis
+    ``weight``."""
+    cfg = yaml.safe_load((config_dir() / "method" / "ls.yaml").read_text())
+    cfg["presets"] = {"released": {"k": 3, "weight": "binary"}}
+    (tmp_path / "method").mkdir()
+    (tmp_path / "method" / "ls.yaml").write_text(yaml.safe_dump(cfg))
+    monkeypatch.setenv("UFSBENCH_CONFIG_DIR", str(tmp_path))
+    return tmp_path
+
+
+def test_make_selector_starts_from_the_preset_and_overrides_win(ls_with_preset):
+    assert make_selector("ls", preset="released").get_params()["k"] == 3
+    sel = make_selector("ls", preset="released", k=7)
+    assert (sel.k, sel.weight) == (7, "binary")
+
+
+def test_a_preset_fixes_params_and_collapses_the_grid_axes_it_names(ls_with_preset):
+    cfg = method_config_for("ls")
+    assert len(expand_grid(cfg)) == 2                       # the weight axis: heat, binary
+    cfg["preset"] = "released"
+    assert expand_grid(cfg) == [{"k": 3, "weight": "binary"}]
+    assert apply_preset(cfg)["grid"] == {}
+
+
+def test_an_unknown_preset_is_refused_in_one_line_naming_the_known_ones(ls_with_preset):
+    with pytest.raises(UFSBenchError, match="no preset 'printed'; its presets: released"):
+        make_selector("ls", preset="printed")
+
+
+def test_every_packaged_preset_names_only_parameters_its_selector_takes():
+    for path in sorted(Path(config_dir(), "method").glob("*.yaml")):
+        name = path.stem
+        for preset, values in method_presets(name).items():
+            make_selector(name, preset=preset)._validate_params()   # names and constraints
+            assert values, f"{name} preset {preset} is empty"
