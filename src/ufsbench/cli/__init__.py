@@ -12,6 +12,7 @@ import os
 import sys
 
 from ufsbench.cli.common import fail as _fail
+from ufsbench.cli.conformance import _conformance
 from ufsbench.cli.info import _cache, _datasets, _methods, _report
 from ufsbench.cli.plot import _plot, _regress
 from ufsbench.cli.run import _run, _select
@@ -33,11 +34,13 @@ commands:
   plot <kind>       figures from the result store (ufsbench plot --help)
   regress           rerun the fixed regression subset and compare with the stored reference
   cache info|clear  the disk cache of kNN graphs and SVDs that runs share: show or empty it
+  conformance [DIR] each method's `released` preset against outputs of the authors' own code
 """
 
 
 COMMANDS = {"run": _run, "select": _select, "report": _report, "datasets": _datasets,
-            "methods": _methods, "plot": _plot, "regress": _regress, "cache": _cache}
+            "methods": _methods, "plot": _plot, "regress": _regress, "cache": _cache,
+            "conformance": _conformance}
 
 
 def _one_line_warning(message, category, *_args, **_kwargs) -> str:

@@ -1,0 +1,82 @@
+"""The ``released`` presets against the outputs of the authors' own code (shared reference cases).
+
+Every case file of the shared reference folder is a test: our ``released`` fit must match the
+authors' top-50 and top-100 sets (see :mod:`ufsbench.conformance` for the bar), or, where the
+method's module documents a degeneracy, the weaker property that holds.
+"""
+
+import json
+
+import pytest
+
+from ufsbench.conformance import (CaseResult, case_files, check_case, compare_sets, load_case,
+                                  mapping, reference_dir)
+
+REFERENCE = reference_dir()
+CASES = case_files(REFERENCE) if REFERENCE else []
+
+
+@pytest.mark.skipif(not CASES, reason="no shared reference cases (set UFSBENCH_DATA beside "
+                                      "reference-outputs or UFSBENCH_REFERENCE_OUTPUTS)")
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+def test_released_preset_matches_the_authors_code(path):
+    case = load_case(path)
+    if mapping(case["method"]) is None:
+        pytest.skip(f"no released mapping for {case['method']}")
+    result = check_case(case)
+    assert isinstance(result, CaseResult)
+    assert result.match, f"{result.case_id}: Jaccard {result.jaccard} ({result.how})"
+
+
+def _case(ranking, selected=None, ties=None, sensitivity=None):
+    return {"ranking": ranking, "selected": selected, "ties": ties or {},
+            "numerical_sensitivity": sensitivity}
+
+
+def test_sets_must_agree_exactly_without_ties_or_round_off():
+    case = _case(list(range(200)))
+    ok = {50: set(range(50)), 100: set(range(100))}
+    assert compare_sets(case, ok)[1]
+    one_off = {50: set(range(49)) | {150}, 100: set(range(100))}
+    scores, match, _ = compare_sets(case, one_off)
+    assert not match and scores[50] == pytest.approx(49 / 51)
+
+
+def test_a_tie_group_across_the_cut_is_compared_as_a_group():
+    group = {"rank_start": 40, "rank_end": 59, "members": list(range(40, 60))}
+    case = _case(list(range(200)), ties={"groups_in_top100": [group]})
+    # any 10 of the 20 tied features complete the top 50
+    ours = {50: set(range(40)) | set(range(50, 60)), 100: set(range(100))}
+    assert compare_sets(case, ours)[1]
+    ours[50] = set(range(40)) | set(range(50, 59)) | {150}          # one too few of the group
+    assert not compare_sets(case, ours)[1]
+
+
+def test_the_bar_falls_to_the_authors_own_overlap_when_their_ranking_moves():
+    sensitivity = {"identical_ranking": False, "top50_overlap": 40, "top100_overlap": 100}
+    case = _case(list(range(200)), sensitivity=sensitivity)
+    ours = {50: set(range(8, 58)), 100: set(range(100))}             # 42 of 50 shared
+    assert compare_sets(case, ours)[1]
+    ours[50] = set(range(15, 65))                                    # 35 of 50 shared
+    assert not compare_sets(case, ours)[1]
+
+
+def test_the_command_reports_every_case_and_fails_unless_all_match(tmp_path, capsys):
+    from ufsbench.cli import main
+
+    (tmp_path / "nomethod__jaffe__x.json").write_text(json.dumps(
+        {"case_id": "nomethod__jaffe__x", "method": "nomethod", "dataset": "jaffe"}))
+    with pytest.raises(SystemExit) as exit_:
+        main(["conformance", str(tmp_path)])
+    assert exit_.value.code == 1
+    out = capsys.readouterr().out
+    assert "no released mapping" in out and out.strip().endswith("0/1 cases match")
+
+
+def test_an_empty_folder_is_refused_in_one_line(tmp_path, capsys):
+    from ufsbench.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["conformance", str(tmp_path)])
+    assert exit_.value.code == 2
+    assert "no case files" in capsys.readouterr().err
