@@ -13,12 +13,22 @@ from ufsbench.conformance import (CaseResult, case_files, check_case, compare_se
                                   mapping, reference_dir)
 
 REFERENCE = reference_dir()
-CASES = case_files(REFERENCE) if REFERENCE else []
+
+
+def _param(path):
+    # a method's mapping may list cases too costly for the default suite (SLOW_CASES): they run
+    # with `pytest -m slow`; every method keeps at least one case in the default suite
+    module = mapping(path.name.split("__")[0])
+    slow = path.stem in getattr(module, "SLOW_CASES", ())
+    return pytest.param(path, id=path.stem, marks=[pytest.mark.slow] if slow else [])
+
+
+CASES = [_param(p) for p in case_files(REFERENCE)] if REFERENCE else []
 
 
 @pytest.mark.skipif(not CASES, reason="no shared reference cases (set UFSBENCH_DATA beside "
                                       "reference-outputs or UFSBENCH_REFERENCE_OUTPUTS)")
-@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+@pytest.mark.parametrize("path", CASES)
 def test_released_preset_matches_the_authors_code(path):
     case = load_case(path)
     if mapping(case["method"]) is None:
