@@ -75,11 +75,16 @@ class Task:
     #: column), written into each record (not part of the keys).
     feature_names: list | None = None
     data_source: dict | None = None
+    #: The method preset the parameters came from (e.g. "released"), written into each record
+    #: (not part of the keys: the parameter values are).
+    preset: str | None = None
 
     def data_fields(self, selected) -> dict:
-        """What a record says about its data beyond the key: the file it came from and the
-        names of the selected features, when the data has them."""
-        fields = {"data_source": self.data_source} if self.data_source else {}
+        """What a record says beyond the key: the preset its parameters came from, the file its
+        data came from and the names of the selected features, when the data has them."""
+        fields = {"preset": self.preset} if self.preset else {}
+        if self.data_source:
+            fields["data_source"] = self.data_source
         if self.feature_names is not None:
             fields["selected_names"] = [self.feature_names[int(i)] for i in selected]
         return fields
@@ -177,7 +182,7 @@ def plan_tasks(dataset: Dataset, method_cfg: dict, feature_counts, protocol: Eva
                  feature_counts=list(feature_counts), n_clusters=dataset.n_classes,
                  data_checksum=dataset.checksum, seed=int(seed), protocol=protocol,
                  results_dir=str(results_dir), feature_names=dataset.feature_names,
-                 data_source=dataset.meta.get("source"))
+                 data_source=dataset.meta.get("source"), preset=method_cfg.get("preset"))
             for params in expand_grid(method_cfg)]
 
 
