@@ -40,14 +40,12 @@ def load_failures(results_dir: str | os.PathLike | None = None) -> pd.DataFrame:
 
 
 def _current_revision(method: str, default: int) -> int:
-    """The revision of a registered method (``UFSSelector.revision``); ``default`` for a method
-    this version does not know (its records are left as they are)."""
-    from ufsbench.methods.base import selector_class
+    """The revision a registered method declares (``UFSSelector.revision``); ``default`` for a
+    method this version does not know (its records are left as they are). The store itself
+    (:mod:`ufsbench.results`) knows nothing of methods; this table layer asks the declaration."""
+    from ufsbench.methods.base import declared
 
-    try:
-        return selector_class(method).revision
-    except UFSBenchError:
-        return default
+    return declared(method, "revision", default)
 
 
 def load_results(results_dir: str | os.PathLike | None = None) -> pd.DataFrame:
