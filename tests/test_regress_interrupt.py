@@ -91,3 +91,11 @@ def test_a_finished_smoke_all_report_is_not_marked_partial(tmp_path):
     text = report.read_text()
     assert text.startswith("# ufsbench smoke-all\n") and "INTERRUPTED" not in text
     assert text.count("| synthetic") == 2
+
+
+def test_smoke_progress_estimates_the_time_left_from_the_finished_checks(monkeypatch):
+    from ufsbench import regress
+
+    monkeypatch.setattr(regress.time, "perf_counter", lambda: 130.0)
+    # 3 of 12 checks in 30 s -> 90 s for the other 9
+    assert regress._overall(3, 12, started=100.0) == "[3/12 0:00:30 elapsed, ~0:01:30 left]"

@@ -298,7 +298,7 @@ def run_smoke(datasets: list[str], methods: list[str], data_dir=None,
     from ufsbench.datasets import load_dataset
 
     checks = smoke_checks(datasets, methods, data_dir)
-    rows, loaded = [], {}
+    rows, loaded, started = [], {}, time.perf_counter()
     try:
         for ds_name, method, label, setting, m in checks:
             if ds_name not in loaded:
@@ -314,11 +314,25 @@ def run_smoke(datasets: list[str], methods: list[str], data_dir=None,
                          "setting": json.dumps(setting, sort_keys=True),
                          "n_features": m, "seconds": round(seconds, 2), "status": status})
             if progress:
-                print(f"  {ds_name:12s} {method:14s} {label:4s} m={m:<4d} "
-                      f"{seconds:7.1f}s {status}", file=sys.stderr, flush=True)
+                print(f"  {_overall(len(rows), len(checks), started)} {ds_name:12s} "
+                      f"{method:14s} {label:4s} m={m:<4d} {seconds:7.1f}s {status}",
+                      file=sys.stderr, flush=True)
     except KeyboardInterrupt:
         raise SmokeInterrupted(pd.DataFrame(rows, columns=SMOKE_COLUMNS), len(checks)) from None
     return pd.DataFrame(rows, columns=SMOKE_COLUMNS)
+
+
+def _overall(done: int, total: int, started: float) -> str:
+    """``[done/total, elapsed, ~left]``: the time left assumes the remaining checks take as long
+    on average as the finished ones (checks run data set by data set, so it is rough early on)."""
+    elapsed = time.perf_counter() - started
+    left = elapsed / done * (total - done)
+    return f"[{done}/{total} {_clock(elapsed)} elapsed, ~{_clock(left)} left]"
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(round(seconds)), 60)
+    return f"{minutes // 60}:{minutes % 60:02d}:{secs:02d}"
 
 
 # -- command line ----------------------------------------------------------------------------
