@@ -3,7 +3,9 @@
 Every data set of the papers is known by name, shape, class count, checksum and public source,
 whether or not its file is present. Files are read from a data directory (``data_dir``, else
 ``$UFSBENCH_DATA``, else the per-user cache), verified against the registry's sha256, and, where
-the registry names a source URL and downloads are allowed, fetched with checksum verification.
+the registry names a source (a URL or an OpenML data set) and downloads are allowed, fetched with
+checksum verification by :mod:`ufsbench.datasets.fetch`. A file whose sha256 the registry does
+not know gets it recorded at download in ``<file>.sha256``, which later loads check.
 """
 
 from __future__ import annotations
@@ -91,6 +93,28 @@ def git_blob_sha1(path: Path) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
+def sidecar_path(path: Path) -> Path:
+    """Where the sha256 of a downloaded file the registry has no checksum for is recorded."""
+    path = Path(path)
+    return path.with_name(path.name + ".sha256")
+
+
+def record_sha256(path: Path, sha256: str) -> Path:
+    """Record a file's sha256 beside it, in ``sha256sum`` format; returns the record's path."""
+    record = sidecar_path(path)
+    record.write_text(f"{sha256}  {Path(path).name}\n")
+    return record
+
+
+def recorded_sha256(path: Path) -> str | None:
+    """The sha256 recorded beside a file at its download, or None when there is no record."""
+    record = sidecar_path(path)
+    if not record.is_file():
+        return None
+    fields = record.read_text().split()
+    return fields[0] if fields else ""
+
+
 # -- reading .mat files ----------------------------------------------------------------------
 def read_mat(path: Path, layout: dict | None = None,
              own_file: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -148,11 +172,19 @@ def _encode_labels(y: np.ndarray) -> np.ndarray:
 
 
 # -- locating and fetching files -------------------------------------------------------------
-def _where_to_get(entry: dict, path: Path) -> str:
+def where_to_get(entry: dict, path: Path) -> str:
+    """How to put an entry's file in place by hand, in words (one clause, no full stop)."""
     source = entry.get("source") or {}
     if not source:  # the user's own file: nowhere to download it from
         return (f"save it as {path}, set UFSBENCH_DATA to the directory holding {path.name}, or "
                 f"give the entry the file's absolute path (path: /.../{path.name})")
+    if source.get("openml"):
+        spec = source["openml"]
+        subset = (entry.get("subset") or {}).get("first_per_class")
+        rows = f"the first {subset} samples of each class" if subset else "all samples"
+        where = (f"save {rows} of OpenML data set {spec['data_id']} version {spec['version']} "
+                 f"({spec['name']}) as X (n x d) and Y (labels) in {path}")
+        return f"{where}, or set UFSBENCH_DATA to a directory holding {path.name}"
     if source.get("url"):
         where = f"download {source['url']}"
         if source.get("layout"):
@@ -160,35 +192,6 @@ def _where_to_get(entry: dict, path: Path) -> str:
     else:
         where = f"get it from {source.get('note', 'its public source (see MANIFEST.csv)')}"
     return f"{where} and save it as {path}, or set UFSBENCH_DATA to a directory holding {path.name}"
-
-
-def _fetch(entry: dict, data_dir: Path) -> Path:
-    """Download the entry's source file into data_dir, verifying its checksum."""
-    import pooch
-
-    source = entry["source"]
-    converted = bool(source.get("layout"))
-    target_dir = data_dir / "sources" if converted else data_dir
-    fname = Path(source["path"]).name if converted else entry["file"]
-    known = f"sha256:{source['sha256']}" if source.get("sha256") else None
-    try:
-        target_dir.mkdir(parents=True, exist_ok=True)
-        path = Path(pooch.retrieve(source["url"], known_hash=known, fname=fname,
-                                   path=target_dir, progressbar=False))
-    except ValueError as exc:  # pooch: hash mismatch
-        raise DataError(f"download of {entry['name']} from {source['url']} failed its checksum "
-                        f"({exc}); the source changed or the transfer broke: retry, or fetch "
-                        f"the file by hand") from None
-    except Exception as exc:
-        raise DataError(f"data set {entry['name']!r} is not in {data_dir} and downloading it "
-                        f"failed ({type(exc).__name__}: {exc}); "
-                        f"{_where_to_get(entry, data_dir / entry['file'])}") from None
-    blob = source.get("git_blob_sha1")
-    if blob and git_blob_sha1(path) != blob:
-        path.unlink()
-        raise DataError(f"download of {entry['name']} does not match git blob {blob}; the file "
-                        f"was removed; retry or fetch it by hand")
-    return path
 
 
 def _locate(entry: dict, data_dir: Path, download: bool) -> tuple[Path, dict | None]:
@@ -203,11 +206,13 @@ def _locate(entry: dict, data_dir: Path, download: bool) -> tuple[Path, dict | N
         original = data_dir / "sources" / Path(source["path"]).name
         if original.is_file():
             return original, source["layout"]
-    if download and source.get("url") and os.environ.get("UFSBENCH_OFFLINE") != "1":
-        path = _fetch(entry, data_dir)
-        return path, source.get("layout")
+    from ufsbench.datasets.fetch import can_fetch, fetch_dataset
+
+    if download and can_fetch(entry):
+        return fetch_dataset(entry, data_dir).path, source.get("layout")
+    fetch = f"run `ufsbench datasets fetch {entry['name']}`, or " if can_fetch(entry) else ""
     raise DataError(f"data set {entry['name']!r} not found: looked for {local}; "
-                    f"{_where_to_get(entry, local)}")
+                    f"{fetch}{where_to_get(entry, local)}")
 
 
 def _verify(entry: dict, path: Path, layout: dict | None) -> str:
@@ -218,13 +223,18 @@ def _verify(entry: dict, path: Path, layout: dict | None) -> str:
     if expected and actual != expected:
         raise DataError(f"checksum mismatch for {path}: expected sha256 {expected}, got {actual}; "
                         f"the file is corrupt or a different version: delete it and restore the "
-                        f"original ({_where_to_get(entry, path)})")
+                        f"original ({where_to_get(entry, path)})")
+    recorded = None if expected else recorded_sha256(path)
+    if recorded is not None and recorded != actual:
+        raise DataError(f"checksum mismatch for {path}: its sha256 at download was {recorded} "
+                        f"(recorded in {sidecar_path(path).name}), the file now has {actual}; "
+                        f"delete both files and run `ufsbench datasets fetch {entry['name']}`")
     if not expected and source.get("git_blob_sha1"):
         blob = git_blob_sha1(path)
         if blob != source["git_blob_sha1"]:
             raise DataError(f"checksum mismatch for {path}: expected git blob "
                             f"{source['git_blob_sha1']}, got {blob}; delete it and restore the "
-                            f"original ({_where_to_get(entry, path)})")
+                            f"original ({where_to_get(entry, path)})")
     if layout and expected and entry.get("sha256"):
         # A verified original converts to exactly the registry's file: record that identity.
         return f"sha256:{entry['sha256']}"
