@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from ufsbench.errors import UFSBenchError
 
@@ -83,8 +84,12 @@ def _datasets(args: list[str]) -> None:
     from ufsbench.datasets.config_dirs import user_config_dirs
     from ufsbench.paths import default_data_dir
 
+    if args and args[0] == "fetch":
+        _datasets_fetch(args[1:])
+        return
     parser = argparse.ArgumentParser(prog="ufsbench datasets",
-                                     description="known data sets and their local status")
+                                     description="known data sets and their local status; "
+                                                 "`ufsbench datasets fetch` downloads missing ones")
     parser.add_argument("--data-dir", help="data directory (default: $UFSBENCH_DATA, then the "
                                            "cache)")
     opts = parser.parse_args(args)
@@ -101,9 +106,139 @@ def _datasets(args: list[str]) -> None:
     print(tabulate(rows, headers=["name", "n x d", "classes", "papers", "status", "where",
                                   "entry"]))
     print(f"\ndata directory: {opts.data_dir or default_data_dir()}")
+    print("missing ones with a source: ufsbench datasets fetch NAME... or --all (--dry-run shows "
+          "what it would download)")
     dirs = user_config_dirs()
     print(f"user config directories: {', '.join(map(str, dirs)) if dirs else 'none'} "
           f"($UFSBENCH_CONFIG_DIR, ~/.config/ufsbench: dataset/*.yaml, method/*.yaml)")
+
+
+def _fetch_selection(names: list[str], data_dir: Path) -> tuple[list[str], list[str]]:
+    """The data sets to fetch for ``names`` (all with a download source when empty; a subset
+    stands for its parent), and notes on names with nothing to fetch."""
+    from ufsbench.datasets import dataset_entry, registry_entries
+    from ufsbench.datasets.fetch import can_fetch
+    from ufsbench.datasets.registry import where_to_get
+
+    if not names:
+        return [name for name, entry in registry_entries().items() if can_fetch(entry)], []
+    chosen, notes = [], []
+    for name in names:
+        entry = dataset_entry(name)  # an unknown name: one line listing the known ones
+        if entry.get("kind") == "subset":
+            notes.append(f"{name}: a subset of {entry['parent']}, which is fetched instead")
+            entry = dataset_entry(entry["parent"])
+        if entry.get("kind") in ("synthetic", "sklearn_digits"):
+            notes.append(f"{name}: embedded in ufsbench, nothing to fetch")
+        elif not can_fetch(entry):
+            raise UFSBenchError(f"data set {entry['name']!r} has no download source in the "
+                                f"registry; "
+                                f"{where_to_get(entry, data_dir / entry.get('file', name))}")
+        elif entry["name"] not in chosen:
+            chosen.append(entry["name"])
+    return chosen, notes
+
+
+def _print_fetch_plan(names: list[str], data_dir: Path) -> None:
+    from ufsbench.datasets import dataset_entry
+    from ufsbench.datasets.fetch import fetch_plan
+
+    for name in names:
+        plan = fetch_plan(dataset_entry(name), data_dir)
+        size = f"{plan['size'] / 1e6:.1f} MB" if plan["size"] else "unknown"
+        print(f"{name}\n  source: {plan['source']}\n  size:   {size}\n"
+              f"  verify: {plan['verify']}\n  saves:  {plan['saves']}")
+
+
+def _fetch_one(name: str, data_dir: Path) -> str:
+    """Fetch one data set; the line that says what was saved and verified."""
+    from ufsbench.datasets import dataset_entry
+    from ufsbench.datasets.fetch import fetch_dataset
+
+    fetched = fetch_dataset(dataset_entry(name), data_dir, progress=None)
+    line = (f"{name}: saved {fetched.path} ({fetched.size / 1e6:.1f} MB); verified "
+            f"{fetched.verified}; sha256 {fetched.sha256}")
+    return line + (f" (recorded in {fetched.recorded.name})" if fetched.recorded else "")
+
+
+def _datasets_fetch(args: list[str]) -> None:
+    from ufsbench.datasets import dataset_status
+    from ufsbench.datasets.fetch import downloads_off
+    from ufsbench.paths import default_data_dir
+
+    parser = argparse.ArgumentParser(
+        prog="ufsbench datasets fetch",
+        description="download the registry's data sets into the data directory, each verified "
+                    "against its recorded checksum (a file is saved only once it matches)",
+        epilog="exit codes: 0 all present, 1 a download failed (the others are kept), 2 bad "
+               "input or downloads off (UFSBENCH_OFFLINE=1)")
+    parser.add_argument("names", nargs="*", metavar="NAME", help="data sets to fetch")
+    parser.add_argument("--all", action="store_true",
+                        help="every registry data set with a download source")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="download nothing; list each missing set's source, size and the "
+                             "checksum it would be verified against (all sets without NAMEs)")
+    parser.add_argument("--data-dir", help="data directory (default: $UFSBENCH_DATA, then the "
+                                           "cache)")
+    opts = parser.parse_args(args)
+    if opts.names and opts.all:
+        raise UFSBenchError("give data set names or --all, not both")
+    if not (opts.names or opts.all or opts.dry_run):
+        raise UFSBenchError("name the data sets to fetch (e.g. ufsbench datasets fetch lung) or "
+                            "give --all; --dry-run lists what would be downloaded")
+    data_dir = Path(opts.data_dir).expanduser() if opts.data_dir else default_data_dir()
+    names, notes = _fetch_selection(opts.names, data_dir)
+    for note in notes:
+        print(note)
+    status = {name: dataset_status(name, data_dir) for name in names}
+    missing = [name for name in names if not status[name]["present"]]
+    present = [name for name in names if status[name]["verified"]]
+    broken = [name for name in names if status[name]["present"] and not status[name]["verified"]]
+    if opts.dry_run:
+        _print_fetch_plan(missing, data_dir)
+        if present:
+            print(f"present and verified in {data_dir}: {', '.join(present)}")
+        if broken:
+            print(f"present but failing their checksum (delete the files to fetch them again): "
+                  f"{', '.join(broken)}")
+    elif missing and downloads_off():
+        raise UFSBenchError(f"downloads are off (UFSBENCH_OFFLINE=1), so {', '.join(missing)} "
+                            f"cannot be fetched: unset UFSBENCH_OFFLINE (or set it to 0), or put "
+                            f"the files into {data_dir} by hand (--dry-run says where each comes "
+                            f"from)")
+    else:
+        for name in present:
+            print(f"{name}: present and verified ({status[name]['detail']})")
+        failed = _fetch_all(missing, data_dir)
+        for name in broken:
+            print(f"ufsbench: error: data set {name!r} is present but fails its checksum "
+                  f"({status[name]['detail']}); delete the file and fetch it again",
+                  file=sys.stderr)
+        failed += broken
+        if failed:
+            print(f"ufsbench: {len(failed)} of {len(names)} data set(s) not fetched: "
+                  f"{', '.join(failed)}", file=sys.stderr)
+            sys.exit(1)
+
+
+def _fetch_all(names: list[str], data_dir: Path) -> list[str]:
+    """Fetch each data set in turn; the names that failed (each failure printed as it happens).
+    Ctrl-C stops with exit code 130, keeping the sets already fetched."""
+    from ufsbench.errors import DataError
+
+    failed = []
+    for name in names:
+        print(f"fetching {name} into {data_dir}", file=sys.stderr)
+        try:
+            print(_fetch_one(name, data_dir), flush=True)
+        except DataError as exc:
+            print(f"ufsbench: error: {exc}", file=sys.stderr)
+            failed.append(name)
+        except KeyboardInterrupt:
+            print(f"\nufsbench: interrupted while fetching {name}; its partial download was "
+                  f"removed; run the same command again to fetch the rest", file=sys.stderr)
+            sys.exit(130)
+    return failed
 
 
 RUN_SET = {"n_features_to_select": "each feature count of the run",
