@@ -131,9 +131,10 @@ def registry(tmp_path, monkeypatch, server):
     description = {"data_set_description": {
         "id": "42", "name": "toy-ml", "version": "2", "format": "ARFF", "file_id": "4242",
         "md5_checksum": hashlib.md5(ARFF).hexdigest(), "default_target_attribute": "class",
-        "ignore_attribute": ["f2"]}}
+        "ignore_attribute": ["f2"], "url": f"{server.base}/data/v1/download/4242/toy.arff"}}
     server.routes["/api/v1/json/data/42"] = {"body": json.dumps(description).encode()}
-    server.routes["/data/v1/download/4242"] = {"body": ARFF, "gzip": True}
+    server.routes["/data/v1/download/4242/toy.arff"] = {"body": ARFF, "gzip": True}
+    server.routes["/data/v1/download/4242"] = server.routes["/data/v1/download/4242/toy.arff"]
     _write_registry(tmp_path / "registry", server.base, _blob(lung))
     monkeypatch.setenv("UFSBENCH_CONFIG_DIR", str(tmp_path / "registry"))
     monkeypatch.setenv("UFSBENCH_OPENML_URL", server.base)
@@ -278,7 +279,7 @@ def test_openml_fetch_applies_the_subset_rule_and_is_reproducible(registry):
     assert _leftovers(data) == ["toyml.mat", "toyml.mat.sha256"]
     # The ARFF came gzip-encoded; its md5 is that of the decoded file.
     paths = [path for path, _ in server.requests]
-    assert paths == ["/api/v1/json/data/42", "/data/v1/download/4242"]
+    assert paths == ["/api/v1/json/data/42", "/data/v1/download/4242/toy.arff"]
     # The same data give the same bytes: no time stamp in the file.
     fetched.path.unlink()
     assert fetch_dataset(registry_entries()["toyml"], data).sha256 == fetched.sha256
@@ -292,10 +293,12 @@ def test_openml_md5_mismatch_saves_nothing(registry):
     route = server.routes["/api/v1/json/data/42"]
     description = json.loads(route["body"])
     description["data_set_description"]["md5_checksum"] = "0" * 32
+    del description["data_set_description"]["url"]  # then the file is <root>/data/v1/download/<id>
     route["body"] = json.dumps(description).encode()
     with pytest.raises(DataError, match=f"expected md5 {'0' * 32}, got "
                                         f"{hashlib.md5(ARFF).hexdigest()}"):
         fetch_dataset(registry_entries()["toyml"], data)
+    assert server.requests[-1][0] == "/data/v1/download/4242"
     assert _leftovers(data) == [] and not any(data.iterdir())
 
 
@@ -358,7 +361,7 @@ def test_cli_bad_input_and_offline_end_with_one_line_and_exit_2(registry, capsys
 
 def test_cli_failed_download_exits_1_and_keeps_the_others(registry, capsys):
     server, data, _ = registry
-    server.routes["/data/v1/download/4242"]["cut"] = 1
+    server.routes["/data/v1/download/4242/toy.arff"]["cut"] = 1
     with pytest.raises(SystemExit) as code:
         main(["datasets", "fetch", "toyml", "toylung", "--data-dir", str(data)])
     out, err = capsys.readouterr()

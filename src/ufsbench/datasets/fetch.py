@@ -43,8 +43,9 @@ from ufsbench.datasets.registry import (first_per_class, git_blob_sha1, record_s
                                         sidecar_path, where_to_get)
 from ufsbench.errors import DataError
 
-#: OpenML's API root; ``$UFSBENCH_OPENML_URL`` replaces it.
-OPENML_URL = "https://api.openml.org/"
+#: OpenML's root (scikit-learn's ``fetch_openml`` uses it too); ``$UFSBENCH_OPENML_URL``
+#: replaces it.
+OPENML_URL = "https://www.openml.org/"
 _CHUNK = 1 << 16
 _TIMEOUT = 60  # seconds without a byte before a transfer counts as broken
 #: What each expected checksum is called in messages.
@@ -308,8 +309,10 @@ def _fetch_openml(entry: dict, data_dir: Path, progress) -> Fetched:
     data_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=data_dir, prefix=f".{name}-openml-") as scratch:
         arff = Path(scratch) / f"{spec['data_id']}.arff"
-        download(f"{base}data/v1/download/{description['file_id']}", arff, name=name,
-                 expected={"md5": description["md5_checksum"]}, progress=progress)
+        # The description names the file's location (OpenML moves files between hosts).
+        url = description.get("url") or f"{base}data/v1/download/{description['file_id']}"
+        download(url, arff, name=name, expected={"md5": description["md5_checksum"]},
+                 progress=progress)
         X, y = read_arff_xy(arff, target=spec.get("target") or
                             description.get("default_target_attribute"),
                             drop=_listed(description.get("ignore_attribute"))
