@@ -14,8 +14,10 @@ import sys
 from ufsbench.cli.common import fail as _fail
 from ufsbench.cli.conformance import _conformance
 from ufsbench.cli.info import _cache, _datasets, _methods, _report
+from ufsbench.cli.planted import _planted
 from ufsbench.cli.plot import _plot, _regress
 from ufsbench.cli.run import _run, _select
+from ufsbench.cli.stability import _stability
 from ufsbench.errors import UFSBenchError
 
 USAGE = """usage: ufsbench <command> [options]
@@ -27,6 +29,9 @@ commands:
                          ufsbench run method=ls dataset=./colon.csv dataset.label=class
   select [overrides]  select features without evaluation; write them to CSV and JSON
                     e.g. ufsbench select method=ls dataset=./data.csv n_features=20 out=sel/
+  stability [overrides]  selection stability over B subsamples of the rows (costs B fits per
+                    method and data set), e.g. ufsbench stability method=ls,mcfs dataset=jaffe
+  planted [keys]    precision@m on seeded data with planted informative features (5 regimes)
   report            tables (ACC/NMI) from everything in the result store
   datasets          the known data sets: shape, classes, papers, present and verified?
   methods [NAME]    the available selectors (grid, default); with NAME one method's
@@ -40,7 +45,7 @@ commands:
 
 COMMANDS = {"run": _run, "select": _select, "report": _report, "datasets": _datasets,
             "methods": _methods, "plot": _plot, "regress": _regress, "cache": _cache,
-            "conformance": _conformance}
+            "conformance": _conformance, "stability": _stability, "planted": _planted}
 
 
 def _one_line_warning(message, category, *_args, **_kwargs) -> str:
