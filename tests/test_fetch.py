@@ -203,6 +203,19 @@ def test_recorded_sha256_is_checked_on_later_loads(registry):
     assert "ufsbench datasets fetch toylung" in str(err.value)
 
 
+def test_records_of_a_refetched_file_are_stale(registry, monkeypatch):
+    # the checksum records are compared with is the one recorded at download
+    from ufsbench.datasets.registry import current_checksum
+
+    _, data, lung = registry
+    monkeypatch.setenv("UFSBENCH_DATA", str(data))
+    assert current_checksum("toylung") is None                  # not downloaded: unknown
+    fetch_dataset(registry_entries()["toylung"], data)
+    assert current_checksum("toylung") == f"sha256:{hashlib.sha256(lung).hexdigest()}"
+    (data / "toylung.mat.sha256").write_text(f"{'0' * 64}  toylung.mat\n")
+    assert current_checksum("toylung") == f"sha256:{'0' * 64}"
+
+
 def test_checksum_mismatch_removes_the_file_and_says_so_in_one_line(registry):
     server, data, lung = registry
     entry = registry_entries()["toylung"]

@@ -34,6 +34,8 @@ commands:
   planted [keys]    precision@m on seeded data with planted informative features (5 regimes)
   report            tables (ACC/NMI) from everything in the result store
   datasets          the known data sets: shape, classes, papers, present and verified?
+  datasets fetch NAME ... | --all [--dry-run]
+                    download the papers' data sets (checksum-verified) into the data dir
   methods [NAME]    the available selectors (grid, default); with NAME one method's
                     parameters and allowed values, preset, grid, default, paper, equations
   plot <kind>       figures from the result store (ufsbench plot --help)

@@ -415,6 +415,12 @@ def dataset_status(name: str, data_dir: str | os.PathLike | None = None) -> dict
     return {"present": True, "verified": True, "detail": str(path)}
 
 
+def _recorded_in_data_dir(entry: dict) -> str | None:
+    """The sha256 recorded at download beside the entry's file in the default data directory
+    (for sets the registry has no checksum for), or None."""
+    return recorded_sha256(default_data_dir() / entry["file"]) if entry.get("file") else None
+
+
 def current_checksum(name: str) -> str | None:
     """The checksum a fresh load of ``name`` would record, when the registry fixes it (else None).
 
@@ -428,8 +434,10 @@ def current_checksum(name: str) -> str | None:
         parent = current_checksum(entry["parent"])
         suffix = f"|first_per_class={entry['subset']['first_per_class']}"
         return None if parent is None else parent + suffix
-    sha = entry.get("sha256")
-    if not sha or entry.get("kind", "mat") != "mat":
+    if entry.get("kind", "mat") != "mat":
+        return None
+    sha = entry.get("sha256") or _recorded_in_data_dir(entry)
+    if not sha:
         return None
     subset = entry.get("subset")
     return f"sha256:{sha}" + (f"|first_per_class={subset['first_per_class']}" if subset else "")
