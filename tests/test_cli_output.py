@@ -7,6 +7,7 @@ import pytest
 from test_plots import METHODS, _small_sets
 
 from ufsbench.cli import main
+from ufsbench.report import method_config
 from ufsbench.runner import EvaluationProtocol, plan_tasks, run_sweep
 
 PROTOCOL = EvaluationProtocol(n_runs=3)
@@ -112,7 +113,10 @@ def test_methods_name_shows_parameters_constraints_grid_default_paper(capsys):
     assert "paper: SCFS: Subspace Clustering unsupervised Feature Selection" in words
     assert "grid: alpha=[0.0001, 0.01, 1.0, 100.0, 10000.0]" in words and "(25 setting(s))" in words
     assert "default: alpha=1.0, beta=100.0" in words
-    assert "preset: gamma=1000000.0, update=split" in words
+    fixed = ", ".join(f"{k}={v}" for k, v in method_config("scfs")["params"].items())
+    assert f"fixed: {fixed} (for every fit)" in words
+    for preset in method_config("scfs").get("presets") or {}:
+        assert f"(method.preset={preset})" in words
     equations = inspect.cleandoc(cls.__doc__).split("\n\n")[1].splitlines()[0]
     assert equations in out                                          # the model paragraph
     rows = {line.split()[0]: " ".join(line.split()) for line in out.splitlines()

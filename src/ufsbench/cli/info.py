@@ -311,7 +311,7 @@ def _method_detail(name: str) -> str:
             role = f"set by the run: {RUN_SET[pname]}"
         else:
             role = "; ".join(part for part in (
-                f"preset {fixed[pname]}" if pname in fixed else "",
+                f"fixed {fixed[pname]}" if pname in fixed else "",
                 f"grid {grid[pname]}" if pname in grid else "",
                 f"default {default[pname]}" if pname in default else "") if part) or "-"
         allowed = " or ".join(_constraint_text(c) for c in constraints.get(pname, [])
@@ -328,7 +328,9 @@ def _method_detail(name: str) -> str:
                  cls, "reconstructed", False) else ""),
              f"grid:     {_fmt_setting(grid)} ({n_grid} setting(s))",
              f"default:  {_fmt_setting(default)} (the label-free rule's setting)",
-             f"preset:   {_fmt_setting(fixed)} (fixed for every fit)",
+             f"fixed:    {_fmt_setting(fixed)} (for every fit)",
+             *[f"preset:   {preset}: {_fmt_setting(values)} (method.preset={preset})"
+               for preset, values in cfg.get("presets", {}).items()],
              "config:   " + (f"src/ufsbench/configs/method/{name}.yaml" if has_config
                               else "none (the constructor defaults are used)"), ""]
     if model:
@@ -349,7 +351,7 @@ def _methods(args: list[str]) -> None:
     parser = argparse.ArgumentParser(
         prog="ufsbench methods",
         description="the registered selectors: grid, label-free default and summary of each; "
-                    "with NAME, one method's parameters (constructor default, preset / grid / "
+                    "with NAME, one method's parameters (constructor default, fixed / grid / "
                     "default value in its config, allowed values), paper and model equations")
     parser.add_argument("name", nargs="?", metavar="NAME", help="one method, e.g. scfs")
     opts = parser.parse_args(args)
@@ -368,10 +370,11 @@ def _methods(args: list[str]) -> None:
         shown_grid = ", ".join(f"{k} ({len(v)})" for k, v in grid.items()) or "-"
         rows.append([name, cls.selection_kind, textwrap.fill(shown_grid, 26),
                      textwrap.fill(_fmt_setting(cfg.get("default") or {}), 28),
-                     textwrap.fill(summary, 56)])
-    print(tabulate(rows, headers=["method", "selects", "grid (values)", "default", "summary"]))
+                     ", ".join(cfg.get("presets") or {}) or "-", textwrap.fill(summary, 50)])
+    print(tabulate(rows, headers=["method", "selects", "grid (values)", "default", "presets",
+                                  "summary"]))
     print("\nufsbench methods NAME: one method's parameters with their allowed values, its "
-          "preset, grid and default, paper and equations")
+          "fixed values, presets, grid and default, paper and equations")
 
 
 def _cache(args: list[str]) -> None:
