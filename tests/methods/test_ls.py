@@ -77,3 +77,69 @@ def test_laplacian_scores_blocks_do_not_change_the_result(monkeypatch):
     monkeypatch.setattr(ls, "BLOCK_CELLS", 40 * 16)
     for a, b in zip(ls.laplacian_scores(X, S), whole):
         np.testing.assert_allclose(a, b, rtol=1e-13)
+
+
+def test_mean_distance_is_the_mean_over_all_pairs_with_self_pairs():
+    from scipy.spatial.distance import cdist
+
+    X = np.random.default_rng(3).normal(size=(70, 30)) * 4.0 + 100.0   # far from the origin
+    expected = cdist(X, X).mean()                  # n^2 entries, the zero diagonal included
+    assert graphs.mean_distance(X) == pytest.approx(expected, rel=1e-12)
+    assert graphs.mean_distance(X, block_cells=7 * 70) == pytest.approx(expected, rel=1e-12)
+
+
+def test_mean_distance_width_is_cais_heat_kernel():
+    """sigma="mean_distance": weights exp(-d^2 / (2 t^2)), t = mean pairwise distance."""
+    from scipy.spatial.distance import cdist
+
+    X = make_synthetic(n_samples=60, n_features=25, n_informative=4, n_clusters=3,
+                       random_state=4).X
+    t = cdist(X, X).mean()
+    ref = _dense_laplacian_scores_with(X, knn_graph(X, k=5, weight="heat", sigma=2 * t * t))
+    sel = make_selector("ls", sigma="mean_distance").fit(X)
+    np.testing.assert_allclose(sel.laplacian_scores_, ref, rtol=1e-10)
+    default = make_selector("ls").fit(X)
+    assert not np.allclose(default.laplacian_scores_, ref, rtol=1e-6)     # another width
+
+
+def _dense_laplacian_scores_with(X, S):
+    D = np.diag(S.sum(axis=1))
+    one = np.ones(len(X))
+    F = X - np.outer(one, (one @ D @ X) / (one @ D @ one))
+    return np.einsum("ij,ij->j", F, (D - S) @ F) / np.einsum("ij,ij->j", F, D @ F)
+
+
+def test_cosine_graph_is_max_symmetrised_so_one_sided_negative_edges_vanish():
+    """Cai's constructW: directed kNN cosine weights G, then W = max(G, G^T) (absent = 0)."""
+    from ufsbench.methods.ls import cosine_knn_graph
+
+    X = np.random.default_rng(5).normal(size=(40, 2))   # neighbours across the origin
+    k = 4
+    D = graphs.squared_distances(X)
+    idx = graphs.knn_indices(D, k)
+    unit = X / np.linalg.norm(X, axis=1, keepdims=True)
+    G = np.zeros((40, 40))
+    for i in range(40):
+        G[i, idx[i]] = unit[idx[i]] @ unit[i]
+    expected = np.maximum(G, G.T)
+    S = cosine_knn_graph(X, k).toarray()
+    np.testing.assert_allclose(S, expected, rtol=1e-13, atol=1e-15)
+    one_sided = (G != 0) & (G.T == 0) & (G < 0)
+    assert one_sided.any() and np.all(S[one_sided] == 0)      # the case that tells max from "or"
+    assert np.any(S < 0)                                      # mutual negative edges stay
+    sel = make_selector("ls", weight="cosine", k=k).fit(X)
+    np.testing.assert_allclose(sel.laplacian_scores_, _dense_laplacian_scores_with(X, expected),
+                               rtol=1e-10)
+
+
+def test_released_preset_is_cais_default_call():
+    sel = make_selector("ls", preset="released")
+    assert (sel.k, sel.weight, sel.sigma) == (5, "heat", "mean_distance")
+
+
+@pytest.mark.parametrize("sigma", ["median", 0.0, -1.0])
+def test_bad_width_is_refused_before_fitting(sigma):
+    from ufsbench.methods.base import InvalidSelectorParameterError
+
+    with pytest.raises(InvalidSelectorParameterError, match="sigma"):
+        make_selector("ls", sigma=sigma).fit(np.random.default_rng(0).normal(size=(10, 3)))

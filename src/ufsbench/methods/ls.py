@@ -1,4 +1,25 @@
-"""Laplacian Score (He, Cai & Niyogi, "Laplacian Score for Feature Selection", NIPS 2005)."""
+"""Laplacian Score (He, Cai & Niyogi, "Laplacian Score for Feature Selection", NIPS 2005).
+
+================  ========================  =============================  =====================
+setting           paper (as printed)        authors' code (as released)    our default
+================  ========================  =============================  =====================
+graph             kNN, exp(-d^2 / t),       constructW: kNN k = 5, heat    k = 5, heat,
+                  "t a suitable constant"   kernel exp(-d^2 / (2 t^2)),    sigma = mean squared
+                                            t = mean Euclidean distance    kNN distance
+                                            over all pairs (self-pairs
+                                            included)
+symmetrisation    either direction          max(W, W^T), no self-loops     either direction
+                                                                           (the same values)
+cosine weights    --                        rows unit-normalised, cosine   ``weight="cosine"``
+                                            on the kNN pairs (the header   (the same graph)
+                                            example)
+score             L_r, smaller is better    1 - L_r, larger is better      -L_r (the same order)
+constant feature  --                        denominator 1e4 (score ~0)     lowest score
+================  ========================  =============================  =====================
+
+The ``released`` preset (``sigma="mean_distance"``) is the authors' default call; with
+``weight="cosine"`` it is their header's example.
+"""
 
 from numbers import Real
 
@@ -8,7 +29,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, register
-from ufsbench.numerics.graphs import sparse_knn_graph
+from ufsbench.numerics.graphs import mean_distance, nearest_neighbors, sparse_knn_graph
+
+#: The heat-kernel width rules ``sigma`` may name instead of a number.
+WIDTH_RULES = ("mean_distance",)
 
 #: Entries (n x block width) of one column block in :func:`laplacian_scores`: 32 K float64 =
 #: 256 KB, so a block and its S-product stay in the L2 cache between the passes over it.
@@ -40,6 +64,28 @@ def laplacian_scores(X: np.ndarray, S: sp.csr_matrix) -> tuple[np.ndarray, np.nd
     return spread, smoothness
 
 
+def cosine_knn_graph(X: np.ndarray, k: int) -> sp.csr_matrix:
+    """Cai's ``constructW`` with ``WeightMode = "Cosine"`` (``bSelfConnected = 0``), as CSR.
+
+    The k nearest neighbours by Euclidean distance on X as given; edge weight the cosine of
+    the two samples (rows normalised to unit length, a zero row stays zero); symmetrised by
+    W = max(W, W^T), so an edge found from one end only keeps its weight when it is positive
+    and vanishes when it is negative (the missing reverse entry counts as 0).
+    """
+    X = np.asarray(X, dtype=float)
+    n = X.shape[0]
+    idx, _ = nearest_neighbors(X, k)
+    norms = np.linalg.norm(X, axis=1)
+    norms[norms == 0] = 1.0
+    unit = X / norms[:, None]
+    rows, cols = np.repeat(np.arange(n), idx.shape[1]), idx.ravel()
+    values = np.einsum("ij,ij->i", unit[rows], unit[cols])
+    directed = sp.csr_matrix((values, (rows, cols)), shape=(n, n))
+    S = directed.maximum(directed.T).tocsr()
+    S.eliminate_zeros()
+    return S
+
+
 @register("ls")
 class LaplacianScore(UFSSelector):
     """Laplacian Score: features that best preserve the kNN graph's locality rank first.
@@ -52,20 +98,27 @@ class LaplacianScore(UFSSelector):
 
     Parameters
     ----------
-    k : neighbours of the kNN graph (the papers: 5).
-    weight : "heat" (exp(-||x_i-x_j||^2 / sigma)) or "binary" (the t -> infinity limit).
-    sigma : heat-kernel width; ``None`` uses the mean squared kNN distance, since sigma = 1
-        underflows every weight to 0 on raw pixel data.
+    k : int, default 5
+        Neighbours of the kNN graph (the papers: 5).
+    weight : {"heat", "binary", "cosine"}, default "heat"
+        Edge weight: exp(-||x_i-x_j||^2 / sigma), 1 (the t -> infinity limit), or the cosine
+        of the two samples (Cai's ``constructW`` "Cosine": :func:`cosine_knn_graph`).
+    sigma : float, None or "mean_distance", default None
+        Heat-kernel width. None: the mean squared kNN distance (sigma = 1 underflows every
+        weight to 0 on raw pixel data). "mean_distance": Cai's ``constructW`` default,
+        exp(-d^2 / (2 t^2)) with t the mean Euclidean distance over all n^2 pairs of samples,
+        self-pairs included, i.e. sigma = 2 t^2 (``constructW`` estimates t from 3000 random
+        samples when n > 3000; we take all pairs, the value that estimates).
     memory : None, str or joblib.Memory, default None
-        Where to cache the kNN graph (it depends on X, k, weight and sigma only); None computes
-        it on every fit.
+        Where to cache the kNN graph and the mean distance (they depend on X, k, weight and
+        sigma only); None computes them on every fit.
     """
 
     _parameter_constraints = {
         **UFSSelector._parameter_constraints,
         "k": POSITIVE_INT,
-        "weight": [StrOptions({"heat", "binary"})],
-        "sigma": [Interval(Real, 0, None, closed="neither"), None],
+        "weight": [StrOptions({"heat", "binary", "cosine"})],
+        "sigma": [Interval(Real, 0, None, closed="neither"), StrOptions(set(WIDTH_RULES)), None],
         "memory": MEMORY_CONSTRAINT,
     }
 
@@ -80,16 +133,22 @@ class LaplacianScore(UFSSelector):
         self.memory = memory
 
     def _fit(self, X):
-        k = min(self.k, X.shape[0] - 1)
-        # The graph depends on X and (k, weight, sigma) only: read from the disk cache at
-        # ``memory`` where that is cheaper than computing it (ufsbench.cache). Sparse (n k entries; built by a
-        # neighbour search, no n x n matrix on large n). Built from X as passed: its Gram
-        # product's round-off depends on the memory order, enough to flip near-tied neighbours
-        # (lymphoma).
-        S = cached_call(self.memory, sparse_knn_graph, X, k=k, weight=self.weight,
-                        sigma=self.sigma)
+        S = self._graph(X, min(self.k, X.shape[0] - 1))
         spread, smoothness = laplacian_scores(X, S)
         informative = spread > 1e-12 * max(spread.max(initial=0.0), 1.0)
         self.laplacian_scores_ = np.full(X.shape[1], np.inf)
         self.laplacian_scores_[informative] = smoothness[informative] / spread[informative]
         self.scores_ = -self.laplacian_scores_
+
+    def _graph(self, X: np.ndarray, k: int) -> sp.csr_matrix:
+        """The kNN graph S (sparse, n k entries; no n x n matrix on large n), read from the disk
+        cache at ``memory`` where that is cheaper than computing it (ufsbench.cache). Built from X
+        as passed: its Gram product's round-off depends on the memory order, enough to flip
+        near-tied neighbours (lymphoma)."""
+        if self.weight == "cosine":
+            return cached_call(self.memory, cosine_knn_graph, X, k=k)
+        sigma = self.sigma
+        if sigma == "mean_distance" and self.weight == "heat":
+            sigma = 2.0 * cached_call(self.memory, mean_distance, X) ** 2
+        return cached_call(self.memory, sparse_knn_graph, X, k=k, weight=self.weight,
+                           sigma=None if isinstance(sigma, str) else sigma)

@@ -59,6 +59,32 @@ def squared_distances(X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
     return D
 
 
+def mean_distance(X: np.ndarray, block_cells: int = KNN_BLOCK_CELLS) -> float:
+    """Mean Euclidean distance over all n^2 ordered pairs of rows, the n zero self-distances
+    included: ``mean(mean(EuDist2(X)))``, the heat-kernel width t of Cai's ``constructW``.
+
+    Gram form on centred data (one BLAS product per block of rows, O(block x n) memory), as
+    ``EuDist2`` computes it; self-distances are exactly 0. Summed block by block in a fixed
+    order, so the value is deterministic.
+    """
+    X = np.asarray(X, dtype=float)
+    n = X.shape[0]
+    Xc = X - X.mean(axis=0)
+    xx = np.einsum("ij,ij->i", Xc, Xc)
+    block = max(1, block_cells // max(n, 1))
+    total = 0.0
+    for start in range(0, n, block):
+        rows = np.arange(start, min(start + block, n))
+        D = Xc[rows] @ Xc.T
+        D *= -2.0
+        D += xx[rows, None]
+        D += xx[None, :]
+        np.maximum(D, 0.0, out=D)
+        D[np.arange(len(rows)), rows] = 0.0
+        total += float(np.sqrt(D, out=D).sum())
+    return total / float(n) ** 2
+
+
 def knn_indices(distances: np.ndarray, k: int) -> np.ndarray:
     """Indices (n, k) of each sample's k nearest neighbours, the sample itself excluded.
 
