@@ -11,7 +11,7 @@ from ufsbench.testing import assert_same_partition, fits_cache_off_cold_warm
 @pytest.fixture(scope="module")
 def fitted(data):
     return make_selector("ndfs", n_clusters=3, alpha=1e-2, beta=1e2, random_state=0,
-                         tol=0.0, max_iter=30).fit(data.X)
+                         tol=None, max_iter=30).fit(data.X)
 
 
 def test_nonnegative_unit_columns_and_orthogonal(fitted):
@@ -27,7 +27,7 @@ def test_stays_finite_nonnegative_on_mixed_sign_data(data, gamma):
     # plain rule F * gamma F / (M F + gamma F F^T F) would divide by negative numbers.
     X = data.X - 5.0 * data.X.mean()
     for iters in (1, 3, 10):
-        sel = make_selector("ndfs", n_clusters=3, gamma=gamma, max_iter=iters, tol=0.0,
+        sel = make_selector("ndfs", n_clusters=3, gamma=gamma, max_iter=iters, tol=None,
                             random_state=0).fit(X)
         assert np.all(np.isfinite(sel.F_)) and sel.F_.min() >= 0.0
         assert np.all(np.isfinite(sel.scores_))
@@ -42,7 +42,7 @@ def test_objective_non_increasing(fitted):
 def test_w_step_normal_equations(data, fitted):
     # W solves (X^T X + beta D) W = X^T F with the D of the last iteration's start.
     X = data.X
-    sel = make_selector("ndfs", n_clusters=3, alpha=1e-2, beta=1e2, random_state=0, tol=0.0,
+    sel = make_selector("ndfs", n_clusters=3, alpha=1e-2, beta=1e2, random_state=0, tol=None,
                         max_iter=1).fit(X)
     lhs = X.T @ X @ sel.W_ + 1e2 * sel.W_                      # D_0 = I
     assert np.allclose(lhs, X.T @ sel.F_, atol=1e-8)
@@ -58,14 +58,14 @@ def test_labels_recover_clusters(fitted, data):
 
 
 def test_deterministic(data):
-    a = make_selector("ndfs", n_clusters=3, random_state=4, max_iter=5).fit(data.X)
-    b = make_selector("ndfs", n_clusters=3, random_state=4, max_iter=5).fit(data.X)
+    a = make_selector("ndfs", n_clusters=3, random_state=4, max_iter=5, tol=None).fit(data.X)
+    b = make_selector("ndfs", n_clusters=3, random_state=4, max_iter=5, tol=None).fit(data.X)
     assert np.array_equal(a.scores_, b.scores_)
 
 
 def test_woodbury_matches_dense_when_d_exceeds_n(wide_data):
     X = wide_data.X
-    kw = dict(n_clusters=3, alpha=1.0, beta=1.0, max_iter=8, tol=0.0, random_state=0)
+    kw = dict(n_clusters=3, alpha=1.0, beta=1.0, max_iter=8, tol=None, random_state=0)
     dense = make_selector("ndfs", solver="dense", **kw).fit(X)
     fast = make_selector("ndfs", solver="woodbury", **kw).fit(X)
     assert np.allclose(dense.scores_, fast.scores_, rtol=1e-7, atol=1e-10)
@@ -84,7 +84,7 @@ def test_bad_parameters(data):
 def test_large_n_path_equals_dense_path(data, monkeypatch):
     from ufsbench.numerics import graphs
 
-    kw = dict(n_clusters=3, alpha=1e-2, beta=1e2, random_state=0, tol=0.0, max_iter=8)
+    kw = dict(n_clusters=3, alpha=1e-2, beta=1e2, random_state=0, tol=None, max_iter=8)
     dense = make_selector("ndfs", **kw).fit(data.X)
     monkeypatch.setattr(graphs, "SPARSE_MIN_SAMPLES", 2)   # sparse graph, Lanczos, blocks
     large = make_selector("ndfs", **kw).fit(data.X)
@@ -197,7 +197,7 @@ def test_unsafe_rows_take_the_split_form(data, wide_data, wide):
 def test_printed_and_split_updates_agree_at_the_papers_gamma(data, wide_data):
     # gamma = 1e8: the two rules differ at second order in M F / (gamma F): same ranking.
     for X in (data.X, wide_data.X):
-        kw = dict(n_clusters=3, alpha=1.0, beta=1.0, random_state=0, max_iter=20, tol=0.0)
+        kw = dict(n_clusters=3, alpha=1.0, beta=1.0, random_state=0, max_iter=20, tol=None)
         printed = make_selector("ndfs", **kw).fit(X)
         split = make_selector("ndfs", update="split", **kw).fit(X)
         np.testing.assert_allclose(printed.scores_, split.scores_, rtol=1e-6)
@@ -226,7 +226,7 @@ def test_symmetric_block_split_equals_dense_split(block_cells):
 
 def test_cached_start_equals_direct_start(data, tmp_path):
     X = np.tile(data.X, (1, 20))                                     # 90 x 1200 >= min_cells
-    kw = dict(n_clusters=3, random_state=2, max_iter=3, tol=0.0)
+    kw = dict(n_clusters=3, random_state=2, max_iter=3, tol=None)
     direct, cold, warm = fits_cache_off_cold_warm("ndfs", X, tmp_path, **kw)
     assert len(list(tmp_path.rglob("output.pkl"))) == 2              # the graph and the start
     for sel in (cold, warm):
@@ -257,6 +257,186 @@ def test_objective_non_increasing_where_the_printed_rule_alone_rises():
     data = make_synthetic(n_samples=90, n_features=60, n_informative=6, n_clusters=5,
                           random_state=1)
     sel = make_selector("ndfs", n_clusters=5, alpha=1e4, beta=1e-6, random_state=0,
-                        max_iter=30, tol=0.0).fit(data.X)
+                        max_iter=30, tol=None).fit(data.X)
     h = np.asarray(sel.objective_history_)
     assert np.all(np.diff(h) <= 1e-6 * np.abs(h[:-1]))
+
+
+# -- the authors' computation (preset "released") and its pieces ------------------------------
+
+def sample_starts(n, c, restarts=5, seed=0):
+    rng = np.random.default_rng(seed)
+    return np.array([rng.choice(n, c, replace=False) for _ in range(restarts)])
+
+
+def authors_reference(X, c, starts, alpha=0.1, beta=1.0, gamma=1e3, iters=30):
+    """NDFS.m's start and AAAI2012.m's loop written out densely: adaptive graph (k = 5),
+    normalised Laplacian, spectral clustering from the given starts, the 0/1 F, W_0 = 0; per
+    iteration G = (X^T X + beta D)^{-1} (d x d), W = G X^T F, D from that W, M = L + alpha
+    (I - X G X^T), Eq. (16) with eps in numerator and denominator, columns to unit norm.
+    Returns (sum(W^2, 2), start labels)."""
+    from ufsbench.numerics import laplacian, squared_distances
+    from ufsbench.numerics.adaptive_neighbors import adaptive_neighbor_graph
+    from ufsbench.numerics.graphs import connected_components_count
+    from ufsbench.numerics.spectral import kmeans_from_sample_starts
+
+    eps = np.finfo(float).eps
+    n, d = X.shape
+    S = adaptive_neighbor_graph(squared_distances(X), 5)
+    S = 0.5 * (S + S.T)
+    assert connected_components_count(S) <= c            # the c eigenvectors are determined
+    L = laplacian(S, normalized=True)
+    V = np.linalg.eigh(L)[1][:, :c]
+    labels = kmeans_from_sample_starts(V / np.linalg.norm(V, axis=1, keepdims=True), starts)
+    F = np.zeros((n, c))
+    F[np.arange(n), labels] = 1.0
+    D = np.full(d, 0.5 / np.sqrt(eps))
+    for _ in range(iters):
+        G = np.linalg.inv(X.T @ X + beta * np.diag(D))
+        W = G @ X.T @ F
+        D = 0.5 / np.sqrt(np.sum(W * W, axis=1) + eps)
+        M = L + alpha * (np.eye(n) - X @ G @ X.T)
+        M = 0.5 * (M + M.T)
+        F = F * (gamma * F + eps) / (M @ F + gamma * F @ F.T @ F + eps)
+        F = F / np.sqrt(np.sum(F * F, axis=0) + eps)
+    return np.sum(W * W, axis=1), labels
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_released_preset_is_the_authors_computation(data, wide_data, wide):
+    # d <= n (Cholesky of X^T X + beta D) and d > n (n x n push-through) against the d x d
+    # inverse of the authors' loop: the same scores up to round-off, the same start partition.
+    X = wide_data.X if wide else data.X
+    starts = sample_starts(X.shape[0], 3)
+    ref, ref_labels = authors_reference(X, 3, starts)
+    sel = make_selector("ndfs", preset="released", n_clusters=3, init=starts,
+                        max_iter=30).fit(X)
+    assert_same_partition(sel.init_labels_, ref_labels)
+    np.testing.assert_allclose(sel.scores_ ** 2, ref, rtol=1e-7, atol=1e-9 * ref.max())
+    # the 0/1 start freezes the memberships: a zero entry of F stays zero under Eq. (16)
+    np.testing.assert_array_equal(sel.labels_, sel.init_labels_)
+    assert sel.n_iter_ == 30 and sel.converged_                       # the fixed count
+
+
+@pytest.mark.skipif(not __import__("os").environ.get("UFSBENCH_DATA"),
+                    reason="needs the shared data and reference cases")
+def test_released_start_is_the_authors_partition_on_jaffe():
+    # With the K-means starts the authors' sc.m drew, our spectral start is their partition.
+    from ufsbench.conformance import case_data, load_case, reference_dir
+    from ufsbench.conformance.ndfs import case_params
+
+    directory = reference_dir()
+    if directory is None or not (directory / "ndfs__jaffe__c_classes.json").is_file():
+        pytest.skip("no shared reference cases")
+    case = load_case(directory / "ndfs__jaffe__c_classes.json")
+    X = case_data(case)
+    params = {**case_params(case, X), "max_iter": 1}
+    sel = make_selector("ndfs", preset="released", **params).fit(X)
+    assert_same_partition(sel.init_labels_, case["extra"]["sc_init_labels"])
+
+
+def test_kmeans_from_sample_starts_is_a_lloyd_fixed_point_and_keeps_the_best_restart():
+    from scipy.spatial.distance import cdist
+
+    from ufsbench.numerics.spectral import kmeans_from_sample_starts
+
+    rng = np.random.default_rng(0)
+    Y = rng.standard_normal((60, 3))
+    Y[:20, 0] += 3.0
+    Y[20:40, 1] -= 3.0
+    starts = sample_starts(60, 4, restarts=8, seed=1)
+
+    def spread(labels):                           # sum of (unsquared) distances to the means
+        centres = np.array([Y[labels == j].mean(axis=0) for j in range(4)])
+        return np.linalg.norm(Y - centres[labels], axis=1).sum(), centres
+
+    labels = kmeans_from_sample_starts(Y, starts)
+    total, centres = spread(labels)
+    np.testing.assert_array_equal(np.argmin(cdist(Y, centres), axis=1), labels)
+    singles = [spread(kmeans_from_sample_starts(Y, row[None]))[0] for row in starts]
+    assert np.isclose(total, min(singles)) and len(set(np.round(singles, 9))) > 1
+    Q = np.linalg.qr(rng.standard_normal((3, 3)))[0]                 # distances unchanged
+    np.testing.assert_array_equal(kmeans_from_sample_starts(Y @ Q, starts), labels)
+
+
+def test_kmeans_from_sample_starts_refills_an_empty_cluster():
+    from ufsbench.numerics.spectral import kmeans_from_sample_starts
+
+    Y = np.array([[0.0], [0.0], [1.0], [5.0], [6.0]])
+    # two identical starting centres: every sample goes to the first (ties to the lower index),
+    # the second is refilled with the farthest sample and Lloyd goes on from there
+    labels = kmeans_from_sample_starts(Y, [[0, 1]])
+    np.testing.assert_array_equal(labels, [0, 0, 0, 1, 1])
+
+
+def test_canonical_bottom_eigvecs_do_not_depend_on_the_solver():
+    # 4 connected components, c = 2: the two vectors are a cut of the 4-dimensional null space.
+    # The dense (LAPACK) and sparse (per-component Lanczos) solvers return different bases of
+    # it; the canonical cut is the same, and so are the labels from given starts.
+    import scipy.sparse as sp
+
+    from ufsbench.numerics import laplacian
+    from ufsbench.numerics.graphs import connected_components_count
+    from ufsbench.numerics.spectral import bottom_eigvecs_canonical, spectral_clustering_labels
+
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.standard_normal((15, 4)) + 40.0 * j for j in range(4)])
+    from ufsbench.methods.ndfs import adaptive_graph
+    S = adaptive_graph(X, 3)
+    assert connected_components_count(S) == 4
+    L = laplacian(S, normalized=True)
+    dense, sparse = bottom_eigvecs_canonical(L, 2), bottom_eigvecs_canonical(sp.csr_matrix(L), 2)
+    np.testing.assert_allclose(dense, sparse, atol=1e-8)
+    assert np.abs(L @ dense).max() < 1e-10
+    starts = sample_starts(60, 2, restarts=4)
+    np.testing.assert_array_equal(spectral_clustering_labels(L, 2, starts),
+                                  spectral_clustering_labels(sp.csr_matrix(L), 2, starts))
+
+
+def test_adaptive_graph_dense_and_large_paths(data):
+    from ufsbench.methods.ndfs import adaptive_graph
+    from ufsbench.numerics import squared_distances
+    from ufsbench.numerics.adaptive_neighbors import adaptive_neighbor_graph
+
+    A = adaptive_neighbor_graph(squared_distances(data.X), 5)
+    dense = adaptive_graph(data.X, 5)
+    np.testing.assert_allclose(dense, 0.5 * (A + A.T), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(np.sum(A, axis=1), 1.0)               # rows on the simplex
+    np.testing.assert_allclose(adaptive_graph(data.X, 5, large=True).toarray(), dense,
+                               rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.parametrize("init, message", [
+    ([[0, 1]], "n_clusters=3"), ([[0, 1, 1]], "distinct"), ([[0.0, 1.0, 2.0]], "integers"),
+    ([[0, 1, -2]], "non-negative"), ([0, 1, 2], "shape"),
+])
+def test_bad_init_refused_before_computing(init, message):
+    from ufsbench.methods.base import check_setting
+
+    with pytest.raises(UFSBenchError, match="init"):
+        check_setting("ndfs", {"n_clusters": 3, "init": init})
+
+
+def test_init_beyond_the_samples_refused(data):
+    with pytest.raises(UFSBenchError, match="sample index 90"):
+        make_selector("ndfs", n_clusters=3, init=[[0, 1, 90]]).fit(data.X)
+
+
+def test_stop_test_cap_and_fixed_count(data):
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    kw = dict(n_clusters=3, alpha=1e-2, beta=1e2, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        fixed = make_selector("ndfs", tol=None, max_iter=7, **kw).fit(data.X)
+        stopped = make_selector("ndfs", **kw).fit(data.X)             # tol = 1e-6, cap 100
+    assert fixed.n_iter_ == 7 and fixed.converged_
+    h = np.asarray(stopped.objective_history_)
+    change = (h[:-1] - h[1:]) / np.abs(h[:-1])
+    assert stopped.converged_ and stopped.n_iter_ < 100
+    assert change[-1] <= 1e-6 and np.all(change[:-1] > 1e-6)         # stopped at the first
+    with pytest.warns(ConvergenceWarning, match="max_iter=3"):
+        capped = make_selector("ndfs", tol=1e-12, max_iter=3, **kw).fit(data.X)
+    assert not capped.converged_ and capped.n_iter_ == 3

@@ -1,5 +1,38 @@
 """NDFS (Li, Yang, Liu, Zhou & Lu, "Unsupervised Feature Selection Using Nonnegative Spectral
-Analysis", AAAI 2012)."""
+Analysis", AAAI 2012).
+
+Settings: the paper, the authors' code as released (AutoUFSTool ``NDFS.m``, whose core is
+``AAAI2012.m``; preset ``released``) and our default.
+
+============  ===========================  ==================================  =========================
+setting       paper (as printed)           authors' code (as released)         our default
+============  ===========================  ==================================  =========================
+graph         kNN, k = 5, heat kernel;     adaptive-neighbour weights, k = 5,  heat kernel, k = 5, width
+              normalised Laplacian         (A + A^T) / 2; normalised L         = mean squared kNN
+                                                                               distance; normalised L
+c             number of clusters           4 (hard-coded)                      ``n_clusters``
+alpha, beta   tuned on a grid              0.1, 1                              1, 1 (grid 1e-6 .. 1e6)
+gamma         large (orthogonality)        1e3                                 1e8 (UFSOL, DGUFS)
+F start       not stated                   spectral clustering (``sc.m``,      spectral clustering
+                                           K-means 20 replicates), 0/1         (k-means++, 10 restarts),
+                                           indicator: memberships frozen       scaled indicator + 0.2
+D start       not stated                   W_0 = 0: D_0 = I / (2 sqrt(eps))    D_0 = I
+step order    F-step, W-step (Eqs. 16, 11) W from the previous F, then F, both  F-step, then W, same D
+                                           with the previous D
+F-step        Eq. (16)                     Eq. (16) (+ eps)                    Eq. (16); sign split where
+                                                                               it cannot descend
+eps in D      not stated                   2.2e-16                             1e-8
+stop          until convergence            100 iterations                      relative objective
+                                                                               change <= 1e-6, cap 100
+ranking       ||w^i|| decreasing           sum(W.^2, 2) decreasing             ||w^i|| decreasing
+============  ===========================  ==================================  =========================
+
+``released`` sets graph="adaptive", start="indicator", d_init="zero_w", order="w_first",
+update="printed", alpha=0.1, beta=1, gamma=1e3, eps=2.2e-16, n_init=20 and tol=None (100 fixed
+iterations); c is ``n_clusters`` (the wrapper's c = 4 is a defect: pass n_clusters=4 to repeat
+it). Under Octave the authors' ``kmeans`` call runs Deng Cai's ``litekmeans``; its recorded
+starts, given as ``init``, make the start the same partition (``ufsbench.conformance.ndfs``).
+"""
 
 from __future__ import annotations
 
@@ -20,6 +53,9 @@ from ufsbench.numerics.irls import SOLVER_METHODS, smoothed_l21_norm
 from ufsbench.numerics.nmf import multiplicative_step
 from ufsbench.numerics.spectral import (orthogonality_penalty, spectral_soft_indicator,
                                         unit_columns)
+
+#: MATLAB's eps, the smoothing of the authors' reweighting 0.5 / sqrt(||w^i||^2 + eps).
+MATLAB_EPS = float(np.finfo(float).eps)
 
 #: Entries of the rows of M formed at once where Eq. (16) needs the sign split (32 MB).
 ROW_BLOCK_CELLS = 1 << 22
@@ -100,6 +136,27 @@ def dual_inverse(X: np.ndarray, reg: np.ndarray, factor: np.ndarray | None = Non
     return sym(sla.inv(Y @ Y.T + np.eye(X.shape[0])))
 
 
+def adaptive_weights(dist: np.ndarray, k: int) -> np.ndarray:
+    """Adaptive-neighbour weights (n, k) from each sample's k + 1 nearest squared distances
+    (ascending, itself excluded): (d_{k+1} - d_j) / (k d_{k+1} - sum_{t<=k} d_t), the closed
+    form of ``ufsbench.numerics.adaptive_neighbors`` (uniform 1/k where all k + 1 are equal)."""
+    d_k, d_next = dist[:, :k], dist[:, k:k + 1]
+    denom = k * d_next - d_k.sum(axis=1, keepdims=True)
+    flat = denom <= 1e-12 * np.maximum(np.abs(d_next), 1e-300)
+    return np.where(flat, 1.0 / k, (d_next - d_k) / np.where(flat, 1.0, denom))
+
+
+def adaptive_graph(X: np.ndarray, k: int, large: bool = False):
+    """(A + A^T) / 2 of the adaptive-neighbour graph on X (the graph of the authors' ``NDFS.m``):
+    dense, or CSR when ``large`` (neighbours by the blockwise search, no n x n matrix)."""
+    n = X.shape[0]
+    idx, dist = graphs.nearest_neighbors(X, k + 1, large=large)
+    A = sp.csr_matrix((adaptive_weights(dist, k).ravel(),
+                       (np.repeat(np.arange(n), k), idx[:, :k].ravel())), shape=(n, n))
+    A = 0.5 * (A + A.T)
+    return sp.csr_matrix(A) if large else A.toarray()
+
+
 class MOperator(NamedTuple):
     """M of Eq. (13) for the current D, as the products one iteration needs."""
     times: Callable[[np.ndarray], np.ndarray]           # F -> M F
@@ -152,20 +209,30 @@ class NDFS(UFSSelector):
       fixed points; the printed one needs only M F, O(n d c) when d <= n, where the split needs
       every entry of the n x n M (O(n^2 d) per iteration: 33 s of a 9298-sample USPS fit).
       Columns of F are rescaled to unit norm after each step (as the public code does).
-    * Start: spectral clustering on L (c bottom eigenvectors, rows normalised, K-means with 10
-      restarts seeded from ``random_state``), F0 = the scaled indicator + ``init_offset`` (0.2)
-      times its mean non-zero entry, unit columns (FSASL adds 0.2 after its own noise; a hard
-      0/1 start would freeze the memberships). D_0 = I.
-    * Order of the steps: D from the current W, M from that D, the F-step, then W = (X^T X +
-      beta D)^{-1} X^T F with the same D (one linear solve per iteration; the public code
-      solves for W first). With this order the penalised objective
+    * Start: spectral clustering on L (c bottom eigenvectors, rows normalised, K-means with
+      ``n_init`` = 10 restarts seeded from ``random_state``), F0 = the scaled indicator +
+      ``init_offset`` (0.2) times its mean non-zero entry, unit columns (FSASL adds 0.2 after its
+      own noise; a hard 0/1 start, ``start="indicator"`` as in the authors' code, freezes the
+      memberships: a zero entry stays zero under Eq. (16)). D_0 = I (``d_init="identity"``).
+      ``init`` (r x c sample indices) replaces the K-means seeding by those r starts
+      (:func:`ufsbench.numerics.spectral.kmeans_from_sample_starts`: Lloyd from each, the
+      partition with the smallest sum of distances kept, as ``litekmeans.m``), and the
+      eigenvectors' basis is made canonical where a multiple eigenvalue straddles c.
+    * Order of the steps (``order="f_first"``): D from the current W, M from that D, the F-step,
+      then W = (X^T X + beta D)^{-1} X^T F with the same D (one linear solve per iteration).
+      ``order="w_first"`` (the authors' code) computes W from the previous F first, then the
+      F-step, both with the D of the previous W. With the default order the penalised objective
       J = Tr(F^T L F) + alpha (||XW - F||^2 + beta sum_i sqrt(||w^i||^2 + eps))
       + (gamma/2) ||F^T F - I||^2 (``objective_history_``) is non-increasing whenever the F-step
       decreases its own sub-problem (the paper's Theorem; the column rescale is outside it).
     * Graph: k = 5, heat kernel exp(-||x_i - x_j||^2 / sigma), ``sigma=None`` = the mean squared
       kNN distance (seed papers: sigma = 1, which underflows on unscaled data; FSASL: the median
-      distance). eps = 1e-8 in the reweighting; at most ``max_iter`` = 100 iterations (FSASL's
-      fixed count) with a relative-decrease stop ``tol`` = 1e-6 (``tol=0`` runs all 100).
+      distance); ``graph="adaptive"``: the adaptive-neighbour weights of the authors' code
+      (:func:`adaptive_graph`; ``sigma`` unused). eps = 1e-8 in the reweighting.
+    * Stop: when the relative change of J, (J_{t-1} - J_t) / |J_{t-1}|, is at most ``tol``
+      (1e-6; an increase also stops), else after ``max_iter`` = 100 iterations (FSASL's fixed
+      count) with a ``ConvergenceWarning``. ``tol=None`` runs exactly ``max_iter`` iterations, the
+      authors' fixed count, which is then the stop rule (``converged_`` True).
     * ``labels_`` = argmax of each row of F.
 
     Large n (from ``ufsbench.numerics.graphs.SPARSE_MIN_SAMPLES`` samples, with d <= n): the
@@ -179,11 +246,23 @@ class NDFS(UFSSelector):
     alpha, beta : weights of the regression term and of ||W||_{2,1} (Eq. (8)).
     gamma : weight of the orthogonality penalty (1e8).
     k, sigma : neighbours (5) and heat-kernel width (None: mean squared kNN distance).
-    max_iter, tol : iteration cap (100) and relative-decrease stop (1e-6).
+    max_iter, tol : iteration cap (100) and relative-change stop (1e-6; None: exactly
+        ``max_iter`` iterations).
     eps : smoothing inside the reweighting 1 / (2 sqrt(||w^i||^2 + eps)).
-    init_offset : added to the hard spectral-clustering start (0.2 times its mean entry).
+    init_offset : added to the hard spectral-clustering start (0.2 times its mean entry) when
+        ``start="soft"``.
     solver : W-step form: "dense" (d x d), "woodbury" (n x n) or "auto" (d x d when d <= n).
-    update : "auto" (Eq. (16) as printed, the split form where needed) or "split" (always).
+    update : "auto" (Eq. (16) as printed, the split form where needed), "split" (always) or
+        "printed" (Eq. (16) in every iteration, no safeguard: the authors' code; a
+        non-positive denominator is floored at 1e-300).
+    graph : "heat" (kNN heat kernel) or "adaptive" (adaptive-neighbour weights).
+    start : "soft" (scaled indicator + ``init_offset``) or "indicator" (the 0/1 indicator).
+    init : None or array-like (r, n_clusters) of int
+        K-means starts of the spectral start as sample indices (one row per restart); None
+        draws ``n_init`` k-means++ starts from ``random_state``.
+    n_init : K-means restarts of the spectral start when ``init`` is None (10).
+    d_init : "identity" (D_0 = I) or "zero_w" (D_0 from W_0 = 0: I / (2 sqrt(eps))).
+    order : "f_first" (F-step, then W) or "w_first" (W from the previous F, then the F-step).
     memory : None, str or joblib.Memory, default None
         Where to cache the kNN graph (it depends on X, k and sigma only) and, for an integer
         ``random_state``, the spectral start (X, k, sigma, n_clusters, init_offset and the seed
@@ -192,7 +271,7 @@ class NDFS(UFSSelector):
     Attributes
     ----------
     scores_ (||w^i||), labels_, init_labels_ (of the spectral start), F_ (n x c), W_ (d x c),
-    objective_history_, n_iter_.
+    objective_history_, n_iter_, converged_.
     """
 
     #: Version of the selections: raised whenever a fix changes them (CHANGELOG.md, Method history).
@@ -205,20 +284,28 @@ class NDFS(UFSSelector):
         "k": POSITIVE_INT,
         "sigma": [Interval(Real, 0, None, closed="neither"), None],
         "max_iter": POSITIVE_INT,
-        # 0 stops only once the objective no longer decreases.
-        "tol": NON_NEGATIVE,
+        # 0 stops only once the objective no longer decreases; None runs max_iter iterations.
+        "tol": [*NON_NEGATIVE, None],
         # Keeps the reweighting 1 / (2 sqrt(||w^i||^2 + eps)) finite at a zero row of W.
         "eps": POSITIVE,
         # A zero entry of F stays zero under multiplicative updates.
         "init_offset": POSITIVE,
         "solver": [StrOptions(set(SOLVER_METHODS))],
-        "update": [StrOptions({"auto", "split"})],
+        "update": [StrOptions({"auto", "split", "printed"})],
+        "graph": [StrOptions({"heat", "adaptive"})],
+        "start": [StrOptions({"soft", "indicator"})],
+        # Sample indices, one row of n_clusters per restart (checked in _check_parameter_relations).
+        "init": [None, "array-like"],
+        "n_init": POSITIVE_INT,
+        "d_init": [StrOptions({"identity", "zero_w"})],
+        "order": [StrOptions({"f_first", "w_first"})],
         "memory": MEMORY_CONSTRAINT,
     }
 
     def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None, alpha=1.0,
                  beta=1.0, gamma=1e8, k=5, sigma=None, max_iter=100, tol=1e-6, eps=1e-8,
-                 init_offset=0.2, solver="auto", update="auto", memory=None):
+                 init_offset=0.2, solver="auto", update="auto", graph="heat", start="soft",
+                 init=None, n_init=10, d_init="identity", order="f_first", memory=None):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -233,7 +320,34 @@ class NDFS(UFSSelector):
         self.init_offset = init_offset
         self.solver = solver
         self.update = update
+        self.graph = graph
+        self.start = start
+        self.init = init
+        self.n_init = n_init
+        self.d_init = d_init
+        self.order = order
         self.memory = memory
+
+    def _check_parameter_relations(self) -> None:
+        if self.init is None:
+            return
+        starts = np.asarray(self.init)
+        if (starts.ndim != 2 or starts.shape[0] < 1 or starts.shape[1] != self.n_clusters
+                or not np.issubdtype(starts.dtype, np.integer) or starts.min() < 0):
+            raise self._invalid(f"init must be sample indices, one row of n_clusters="
+                                f"{self.n_clusters} non-negative integers per K-means start; "
+                                f"got an array of shape {starts.shape} and dtype {starts.dtype}")
+        if any(np.unique(row).size != row.size for row in starts):
+            raise self._invalid("init: the starts of one K-means run must be distinct samples")
+
+    def _starts(self, n: int) -> np.ndarray | None:
+        """``init`` as an int array, checked against the n samples of X (None when not given)."""
+        if self.init is None:
+            return None
+        starts = np.asarray(self.init, dtype=np.intp)
+        if starts.max() >= n:
+            raise self._invalid(f"init holds sample index {starts.max()}, but X has {n} samples")
+        return starts
 
     def objective(self, X, F, W, L) -> float:
         """J(F, W) of the docstring, the quantity recorded in ``objective_history_``."""
@@ -245,14 +359,20 @@ class NDFS(UFSSelector):
     def _start(self, X, L, large: bool):
         """F_0 and its labels. They depend on X and fixed parameters only (not alpha, beta), so
         with an integer seed a grid sweep reads them from ``memory``: the n x n eigensolve
-        and the 10 K-means restarts run once per data set instead of once per grid point."""
+        and the K-means restarts run once per data set instead of once per grid point."""
         seed = self.random_state
+        how = dict(start=self.start, n_init=int(self.n_init), starts=self._starts(X.shape[0]))
         if (isinstance(seed, (int, np.integer)) and memory_location(self.memory) is not None
                 and X.size >= DEFAULT_MIN_CELLS):
-            return cached_call(self.memory, spectral_start, X, k=min(self.k, X.shape[0] - 1),
-                               sigma=self.sigma, large=large, n_clusters=self.n_clusters_,
-                               random_state=int(seed), init_offset=float(self.init_offset))
-        return spectral_soft_indicator(L, self.n_clusters_, seed, self.init_offset)
+            return cached_call(self.memory, spectral_start, X, k=self._graph_k(X.shape[0]),
+                               sigma=self.sigma, graph=self.graph, large=large,
+                               n_clusters=self.n_clusters_, random_state=int(seed),
+                               init_offset=float(self.init_offset), **how)
+        return start_from_laplacian(L, self.n_clusters_, seed, self.init_offset, **how)
+
+    def _graph_k(self, n: int) -> int:
+        """k, capped so that the graph exists (the adaptive weights need k + 1 neighbours)."""
+        return min(self.k, n - (2 if self.graph == "adaptive" else 1))
 
     def _m_operator(self, X, A, XtX, weights) -> MOperator:
         """M of Eq. (13) for the current D, and the W-step of Eq. (11). A is the sparse part of
@@ -329,6 +449,8 @@ class NDFS(UFSSelector):
         auxiliary-function argument of Ding et al. 2010). ``update="split"``: always that form.
         """
         orthogonality = self.gamma * F @ (F.T @ F)
+        if self.update == "printed":
+            return multiplicative_step(F, self.gamma * F, M.times(F) + orthogonality)
         if self.update == "auto":
             MF = M.times(F)
             step = self._printed_step(F, M, MF, orthogonality)
@@ -359,9 +481,8 @@ class NDFS(UFSSelector):
         n, d = X.shape
         method = SOLVER_METHODS[self.solver]
         large = n >= graphs.SPARSE_MIN_SAMPLES and method != "dual" and d <= n
-        graph = graphs.sparse_knn_graph if large else knn_graph
-        S = cached_call(self.memory, graph, X, k=min(self.k, n - 1), weight="heat",
-                        sigma=self.sigma)
+        S = cached_call(self.memory, sample_graph, X, k=self._graph_k(n), sigma=self.sigma,
+                        graph=self.graph, large=large)
         L = laplacian(S, normalized=True)
         F, self.init_labels_ = self._start(X, L, large)
         primal = method == "primal" or (method == "auto" and d <= n)
@@ -370,28 +491,56 @@ class NDFS(UFSSelector):
         A = L                                                        # the sparse part of M
         if primal:
             A = A + self.alpha * sp.identity(n, format="csr")
-        weights = np.ones(d)                                         # D_0 = I
-        history = []
+        weights = (np.ones(d) if self.d_init == "identity"               # D_0 = I
+                   else l21_reweight(np.zeros((d, 1)), eps=self.eps))   # D_0 from W_0 = 0
+        history, converged = [], self.tol is None
         for _ in range(self.max_iter):
             M = self._m_operator(X, A, XtX, weights)
-            F = unit_columns(self._f_step(F, M))                     # Eq. (16)
-            W = M.w_step(F)                                          # Eq. (11)
+            if self.order == "w_first":
+                W = M.w_step(F)                                      # Eq. (11), previous F
+                F = unit_columns(self._f_step(F, M))                 # Eq. (16)
+            else:
+                F = unit_columns(self._f_step(F, M))                 # Eq. (16)
+                W = M.w_step(F)                                      # Eq. (11)
             weights = l21_reweight(W, eps=self.eps)
             history.append(self.objective(X, F, W, L))
-            if len(history) > 1 and history[-2] - history[-1] <= self.tol * abs(history[-2]):
+            if (self.tol is not None and len(history) > 1
+                    and history[-2] - history[-1] <= self.tol * abs(history[-2])):
+                converged = True
                 break
         self.F_ = F
         self.W_ = W
         self.labels_ = np.argmax(F, axis=1)
         self.objective_history_ = history
-        self.n_iter_ = len(history)
+        self._stopped(len(history), converged,
+                      test="relative objective change <= tol" if self.tol is not None
+                      else "fixed count of max_iter iterations (tol=None)")
         self.scores_ = row_norms(W)
 
 
-def spectral_start(X: np.ndarray, *, k: int, sigma, large: bool, n_clusters: int,
-                   random_state: int, init_offset: float):
-    """NDFS's start (F_0, labels) from X alone: spectral clustering on the kNN Laplacian."""
-    graph = graphs.sparse_knn_graph if large else knn_graph
-    S = graph(X, k=k, weight="heat", sigma=sigma)
-    return spectral_soft_indicator(laplacian(S, normalized=True), n_clusters, random_state,
-                                   init_offset)
+def sample_graph(X: np.ndarray, *, k: int, sigma, graph: str, large: bool):
+    """NDFS's sample graph S: the kNN heat kernel, or the adaptive-neighbour graph."""
+    if graph == "adaptive":
+        return adaptive_graph(X, k, large=large)
+    build = graphs.sparse_knn_graph if large else knn_graph
+    return build(X, k=k, weight="heat", sigma=sigma)
+
+
+def start_from_laplacian(L, n_clusters: int, random_state, init_offset: float, *, start: str,
+                         n_init: int, starts):
+    """(F_0, labels): spectral clustering on L (K-means from ``starts`` when given), F_0 the soft
+    scaled indicator (``start="soft"``) or the 0/1 indicator (``"indicator"``)."""
+    F, labels = spectral_soft_indicator(L, n_clusters, random_state,
+                                        init_offset if start == "soft" else 0.0, n_init, starts)
+    if start == "indicator":
+        F = np.zeros_like(F)
+        F[np.arange(labels.size), labels] = 1.0
+    return F, labels
+
+
+def spectral_start(X: np.ndarray, *, k: int, sigma, graph: str, large: bool, n_clusters: int,
+                   random_state: int, init_offset: float, start: str, n_init: int, starts):
+    """NDFS's start (F_0, labels) from X alone: spectral clustering on the graph's Laplacian."""
+    S = sample_graph(X, k=k, sigma=sigma, graph=graph, large=large)
+    return start_from_laplacian(laplacian(S, normalized=True), n_clusters, random_state,
+                                init_offset, start=start, n_init=n_init, starts=starts)

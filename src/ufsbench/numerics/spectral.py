@@ -6,6 +6,9 @@
 * :func:`spectral_soft_indicator`: the start of the non-negative spectral methods (NDFS, RSFS):
   spectral clustering on a Laplacian, turned into a strictly positive scaled indicator;
   :func:`unit_columns` and :func:`orthogonality_penalty` for their relaxed F^T F = I.
+* :func:`spectral_clustering_labels` and :func:`kmeans_from_sample_starts`: spectral clustering
+  whose K-means starts are given as sample indices (a recorded run of an authors' code), with the
+  restart rule of Deng Cai's ``litekmeans.m``.
 
 Import by module path; nothing is exported from ``ufsbench.numerics``.
 """
@@ -19,8 +22,8 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
-from ufsbench.numerics.linalg import (canonical_eigenbasis, eigh_largest, eigh_smallest,
-                                      seeded_eigsh)
+from ufsbench.numerics.linalg import (DEGENERATE_TOL, canonical_eigenbasis, eigh_largest,
+                                      eigh_smallest, seeded_eigsh)
 
 #: Relative accuracy of the Lanczos eigenpairs on the sparse (large-n) path.
 SPARSE_EIG_TOL = 1e-10
@@ -137,7 +140,8 @@ def _sign_fixed(Y: np.ndarray) -> np.ndarray:
 
 
 def spectral_soft_indicator(L: np.ndarray, n_clusters: int, random_state=None,
-                            offset: float = 0.2, n_init: int = 10) -> tuple[np.ndarray, np.ndarray]:
+                            offset: float = 0.2, n_init: int = 10,
+                            starts=None) -> tuple[np.ndarray, np.ndarray]:
     """Strictly positive start F0 (n, c) with unit-norm columns, and the labels it came from.
 
     Spectral clustering: the c eigenvectors of the smallest eigenvalues of L, rows scaled to unit
@@ -148,8 +152,13 @@ def spectral_soft_indicator(L: np.ndarray, n_clusters: int, random_state=None,
     The offset is the remedy for the frozen-zero property of multiplicative updates: a hard 0/1
     start (offset=0) keeps every zero entry at zero, so the memberships never change. Empty
     clusters cannot occur (K-means labels index non-empty clusters only). A ``scipy.sparse`` L
-    (large n) gets its eigenvectors by Lanczos (:func:`sparse_eigh`).
+    (large n) gets its eigenvectors by Lanczos (:func:`sparse_eigh`). ``starts`` (r x c sample
+    indices): the labels come from :func:`spectral_clustering_labels` with those K-means starts
+    instead (``random_state`` and ``n_init`` are then unused).
     """
+    if starts is not None:
+        labels = spectral_clustering_labels(L, n_clusters, starts)
+        return scaled_indicator(labels, n_clusters, offset), labels
     if sp.issparse(L):
         _, V = sparse_eigh(L, n_clusters, "SA")
     else:
@@ -171,3 +180,95 @@ def orthogonality_penalty(F: np.ndarray) -> float:
     """||F^T F - I||_F^2."""
     E = F.T @ F - np.eye(F.shape[1])
     return float(np.sum(E * E))
+
+
+def scaled_indicator(labels: np.ndarray, n_clusters: int, offset: float = 0.0) -> np.ndarray:
+    """Y_ij = [l_i = j] / sqrt(n_j) (orthonormal columns), plus ``offset`` times its mean non-zero
+    entry and columns rescaled to unit norm when ``offset > 0`` (as ``kmeans_scaled_indicator``)."""
+    Y = np.zeros((labels.size, n_clusters))
+    Y[np.arange(labels.size), labels] = 1.0
+    sizes = Y.sum(axis=0)
+    Y[:, sizes > 0] /= np.sqrt(sizes[sizes > 0])
+    if offset > 0:
+        Y += offset * Y[Y > 0].mean()
+        Y /= np.linalg.norm(Y, axis=0)
+    return Y
+
+
+def bottom_eigvecs_canonical(L, c: int) -> np.ndarray:
+    """The c eigenvectors of the smallest eigenvalues of a symmetric L (dense or sparse), with the
+    basis of every multiple eigenvalue made canonical (:func:`canonical_eigenbasis`).
+
+    Where the c-th eigenvalue is multiple and its eigenspace reaches beyond c (a graph with more
+    connected components than c: lambda = 0 repeated), which c vectors an eigensolver returns is
+    decided by round-off; here the whole eigenspace is computed and its canonical basis cut, so
+    the result is a function of L alone and moves by round-off only between BLAS builds.
+    """
+    n = L.shape[0]
+    m = min(n, c + 1)
+    while True:
+        if sp.issparse(L):
+            vals, V = sparse_eigh(L, m, "SA")
+        else:
+            vals, V = eigh_smallest(L, m)
+        if m == n or vals[-1] - vals[c - 1] > DEGENERATE_TOL:
+            break
+        m = min(n, 2 * m)
+    return canonical_eigenbasis(vals, V)[:, :c]
+
+
+def spectral_clustering_labels(L, c: int, starts, max_iter: int = 1000) -> np.ndarray:
+    """Normalised spectral clustering (Ng, Jordan & Weiss) with given K-means starts: the c
+    bottom eigenvectors of L (:func:`bottom_eigvecs_canonical`), rows scaled to unit norm, then
+    :func:`kmeans_from_sample_starts`. The result does not depend on the eigenvectors' signs or
+    on the basis of a multiple eigenvalue inside the c (K-means distances are invariant under an
+    orthogonal change of basis and the starts are sample indices)."""
+    V = bottom_eigvecs_canonical(L, c)
+    norms = np.linalg.norm(V, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return kmeans_from_sample_starts(V / norms, starts, max_iter=max_iter)
+
+
+def kmeans_from_sample_starts(Y: np.ndarray, starts, max_iter: int = 1000) -> np.ndarray:
+    """K-means labels (0-based) of the rows of Y from given starts: ``starts`` (r x k) holds, per
+    restart, the sample indices whose rows are the initial centres.
+
+    The rule of Deng Cai's ``litekmeans.m`` (AutoUFSTool runs MATLAB's ``kmeans`` through it under
+    Octave, and records the starts it draws): Lloyd iterations until no label changes (at most
+    ``max_iter``), ties to the lowest cluster index; a cluster left empty takes the samples
+    farthest from their centres; among restarts the first with the smallest sum of (unsquared)
+    point-to-centre distances wins.
+    """
+    Y = np.asarray(Y, dtype=float)
+    sq = np.einsum("ij,ij->i", Y, Y)
+    best, best_total = None, np.inf
+    for start in np.atleast_2d(np.asarray(starts, dtype=np.intp)):
+        labels, dist = _lloyd_from(Y, sq, Y[start], max_iter)
+        total = float(np.sqrt(dist).sum())
+        if best is None or total < best_total:
+            best, best_total = labels, total
+    return best
+
+
+def _lloyd_from(Y: np.ndarray, sq: np.ndarray, centres: np.ndarray, max_iter: int):
+    """(labels, squared distance of each sample to its centre) of one litekmeans run."""
+    n, k = Y.shape[0], centres.shape[0]
+    rows, labels, converged = np.arange(n), None, False
+    for _ in range(max_iter):
+        D = np.einsum("ij,ij->i", centres, centres)[None, :] - 2.0 * (Y @ centres.T)
+        new = np.argmin(D, axis=1)
+        missing = np.setdiff1d(np.arange(k), new)
+        if missing.size:                                   # farthest samples refill them
+            far = np.argsort(-(sq + D[rows, new]), kind="stable")[:missing.size]
+            new[far] = missing
+        converged = labels is not None and np.array_equal(new, labels)
+        labels = new
+        counts = np.bincount(labels, minlength=k)
+        centres = np.zeros_like(centres)
+        np.add.at(centres, labels, Y)
+        centres /= counts[:, None]
+        if converged:
+            break
+    if not converged:                                      # distances to the final centres
+        D = np.einsum("ij,ij->i", centres, centres)[None, :] - 2.0 * (Y @ centres.T)
+    return labels, np.maximum(sq + D[rows, labels], 0.0)
