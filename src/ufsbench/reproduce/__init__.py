@@ -52,8 +52,9 @@ from ufsbench.reproduce.render import (display_frame, figure_table, large_gap_li
                                        machine_description, overview_table, plot_figure,
                                        protocol_lines, render_latex, render_markdown, run_header,
                                        write_cells_csv, write_outputs, write_overview)
-from ufsbench.reproduce.rules import (CELL_COLUMNS, PICK_NOTE_PREFIXES, RULE_LABELS, choose_cells,
-                                      compare, pick_notes, protocol_text, record_runs, row_records,
+from ufsbench.reproduce.rules import (CELL_COLUMNS, CHANCE_NOTE, PICK_NOTE_PREFIXES, RULE_LABELS,
+                                      chance_row, choose_cells, compare, mark_chance_level,
+                                      pick_notes, protocol_text, record_runs, row_records,
                                       summarise, table_entries)
 
 __all__ = ["experiment_names", "reproduce", "run_experiment", "PAPERS", "PROFILES",
@@ -63,7 +64,8 @@ __all__ = ["experiment_names", "reproduce", "run_experiment", "PAPERS", "PROFILE
            "registry_n_features", "repo_root", "report_protocol", "row_method_config",
            "row_scorings", "run_protocol", "selected_datasets", "selected_methods", "thin_text",
            "thin_values", "transcribe_published", "CELL_COLUMNS", "PICK_NOTE_PREFIXES",
-           "RULE_LABELS", "choose_cells", "compare", "pick_notes", "protocol_text", "record_runs",
+           "RULE_LABELS", "CHANCE_NOTE", "chance_row", "choose_cells", "compare",
+           "mark_chance_level", "pick_notes", "protocol_text", "record_runs",
            "row_records", "summarise", "table_entries", "candidate_causes", "note_failures",
            "preprocessing_check_lines", "preprocessing_check_path", "table_summary",
            "display_frame", "figure_table", "large_gap_lines", "machine_description",
@@ -138,6 +140,7 @@ def reproduce(names: list[str], results_dir: str, out_dir: str | os.PathLike, n_
         cells = note_failures(exp, compare(exp, df, data_dir=data_dir, thin=thin,
                                            only_datasets=only_datasets),
                               load_failures(results_dir))
+        cells = mark_chance_level(exp, cells, df)
         figure = figure_table(exp, df, thin, data_dir) if exp.get("figure") and len(df) else None
         header = run_header(command, wall, thin, only_datasets, run, stats, only_methods)
         written += write_outputs(exp, cells, Path(out_dir), header, thin, figure)

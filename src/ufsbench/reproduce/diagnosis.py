@@ -16,10 +16,12 @@ import pandas as pd
 
 from ufsbench.methods.base import keeps_all_features
 from ufsbench.reproduce.experiments import repo_root, thin_text
+from ufsbench.reproduce.rules import CHANCE_NOTE
 
 
 def table_summary(cells: pd.DataFrame) -> pd.DataFrame:
-    """Per table: how close we are, and how much the papers' rule gains over the honest rules."""
+    """Per table: how close we are, how much the papers' rule gains over the honest rules, and
+    how many of its cells are not better than the random row (:func:`mark_chance_level`)."""
     rows = []
     for (paper, table, metric), part in cells[cells["role"] == "paper"].groupby(
             ["paper", "table", "metric"], sort=False):
@@ -38,7 +40,9 @@ def table_summary(cells: pd.DataFrame) -> pd.DataFrame:
             "partial_grid": int(part["status"].str.startswith("partial").sum()),
             "mean_difference": round(float(diff.mean()), 2) if len(both) else np.nan,
             "optimism_vs_label_free": _optimism(part, "label_free_mean"),
-            "optimism_vs_split": _optimism(part, "split_mean")})
+            "optimism_vs_split": _optimism(part, "split_mean"),
+            "not_better_than_random": int(part["reason"].fillna("").str.contains(
+                CHANCE_NOTE, regex=False).sum())})
     return pd.DataFrame(rows)
 
 

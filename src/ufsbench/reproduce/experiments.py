@@ -34,6 +34,11 @@ PAPERS = ("ufsol", "sogfs", "dgufs", "scfs", "kmufs")
 PROFILES = ("full", "quick")
 
 
+#: A row's ``role``: ``paper`` (its first scoring is compared with the published cell, the
+#: others are shown beside it) or ``beside`` (a baseline no paper reports: never compared).
+ROLES = ("paper", "beside")
+
+
 # -- files ----------------------------------------------------------------------------------------
 def repo_root() -> Path:
     return repository_dir()
@@ -103,6 +108,9 @@ def normalise_experiment(exp: dict, name: str, where: str = "experiment") -> dic
         if "row" not in row or "method" not in row:
             raise UFSBenchError(f"{where}: every entry of rows needs 'row' (the published method "
                                 f"id) and 'method' (ours); got {row}")
+        if row.get("role", "paper") not in ROLES:
+            raise UFSBenchError(f"{where}: row {row['row']!r} has role {row['role']!r}; use one "
+                                f"of {', '.join(ROLES)}")
     exp = dict(exp)
     exp.setdefault("name", name)
     exp.setdefault("tables", [])

@@ -32,11 +32,20 @@ def _fmt(mean, std, m=None) -> str:
     return text + ("" if m is None or np.isnan(m) else f" ({int(m)})")
 
 
-def _method_label(cell) -> str:
+def _method_label(cell, own_labels_rows=frozenset()) -> str:
+    """A row's name: "(own labels)" / "(K-means on its features)" for the two scorings of a
+    joint method (``own_labels_rows``: the (table, dataset, method) scored by its own labels),
+    "(baseline)" for a row beside the paper's with no own-labels scoring."""
     label = cell["method"] + (" (own labels)" if cell["scoring"] == "own_labels" else "")
     if cell["role"] == "beside" and cell["scoring"] == "kmeans":
-        label += " (K-means on its features)"
+        joint = (cell["table"], cell["dataset"], cell["method"]) in own_labels_rows
+        label += " (K-means on its features)" if joint else " (baseline)"
     return label + (" [reconstructed]" if cell["reconstructed"] else "")
+
+
+def _own_labels_rows(cells: pd.DataFrame) -> frozenset:
+    own = cells[cells["scoring"] == "own_labels"]
+    return frozenset(zip(own["table"], own["dataset"], own["method"]))
 
 
 def _status_text(status: str, reason) -> str:
@@ -51,7 +60,7 @@ def _status_text(status: str, reason) -> str:
 def display_frame(cells: pd.DataFrame) -> pd.DataFrame:
     """Human-readable columns: ours / theirs / difference / honest rules / status."""
     frame = pd.DataFrame({
-        "method": cells.apply(_method_label, axis=1),
+        "method": cells.apply(_method_label, axis=1, own_labels_rows=_own_labels_rows(cells)),
         "ours (papers' rule)": [_fmt(a, b, c) for a, b, c in cells[
             ["ours_mean", "ours_std", "ours_n_features"]].itertuples(index=False)],
         "theirs": [_fmt(a, b, c) for a, b, c in cells[
@@ -80,7 +89,8 @@ def render_markdown(exp: dict, cells: pd.DataFrame, header: dict, thin: int = 1,
                                                        headers="keys", tablefmt="github",
                                                        showindex=False), ""]
         lines += [("Optimism = mean gain in points of the papers' rule over the honest rule, "
-                   "over the cells where both exist."), ""]
+                   "over the cells where both exist; not_better_than_random = cells whose "
+                   "papers'-rule value is not above the random row by more than its std."), ""]
     for (table, metric), part in cells.groupby(["table", "metric"], sort=False):
         lines += [f"## {table} ({metric} %)", ""]
         for ds, block in part.groupby("dataset", sort=False):
@@ -116,7 +126,24 @@ def protocol_lines(exp: dict) -> list[str]:
          "feature counts, the same rule on every data set."),
         "- **split**: parameters and feature count chosen on runs 1-10, reported on runs 11-20.",
         scoring,
-        "- Rows marked [reconstructed] are models rebuilt without the paper text or code."]
+        "- Rows marked [reconstructed] are models rebuilt without the paper text or code.",
+        *baseline_lines(exp)]
+
+
+def baseline_lines(exp: dict) -> list[str]:
+    """What the baseline rows (role ``beside``) are and how the chance row is used."""
+    beside = [r["row"] for r in exp["rows"] if r.get("role") == "beside"]
+    if not beside:
+        return []
+    return [(f"- Rows marked (baseline) ({', '.join(beside)}) sit beside the paper's: no paper "
+             "reports them and they are never compared with a published cell. random = a fresh "
+             "uniformly random m-subset for each of the 20 K-means runs (its std covers both "
+             "draws); variance = the m features of largest variance. Both go through the same "
+             "three rules (the papers' rule picks their best feature count)."),
+            ("- **not better than random** (in a row's status): its papers'-rule value is not "
+             "above the random row's papers'-rule value by more than the random row's std (same "
+             "table and data set; under a best-of-5 summary, the std of the random pick's 20 "
+             "runs).")]
 
 
 def large_gap_lines(exp: dict, cells: pd.DataFrame, thin: int = 1) -> list[str]:
@@ -127,7 +154,8 @@ def large_gap_lines(exp: dict, cells: pd.DataFrame, thin: int = 1) -> list[str]:
              ("Candidates come from recorded differences (data versions, transcription, protocol "
               "and model notes); none has been confirmed by an experiment."), ""]
     for _, c in big.iterrows():
-        lines.append(f"- {c['table']} {c['metric']} {c['dataset']} / {_method_label(c)}: "
+        lines.append(f"- {c['table']} {c['metric']} {c['dataset']} / "
+                     f"{_method_label(c, _own_labels_rows(cells))}: "
                      f"Δ = {c['difference']:+.1f} — "
                      + "; ".join(candidate_causes(exp, c, thin, cells)))
     return lines + [""]
@@ -264,7 +292,8 @@ def overview_table(cells: pd.DataFrame) -> pd.DataFrame:
         return summary
     columns = ["paper", "table", "metric", "published_cells", "compared", "within_1_std",
                "within_2_points", "worse_by_more_than_5", "gaps", "partial_grid",
-               "mean_difference", "optimism_vs_label_free", "optimism_vs_split"]
+               "mean_difference", "optimism_vs_label_free", "optimism_vs_split",
+               "not_better_than_random"]
     return summary[columns]
 
 
@@ -275,7 +304,10 @@ def write_overview(out_dir: Path) -> Path:
     lines = ["# Reproduction overview", "",
              "One row per published table, from `cells.csv` (every published cell, ours beside "
              "theirs). Columns as in each report's \"Summary per table\"; `partial_grid` counts "
-             "rows whose best setting was chosen from only part of the paper's grid.", "",
+             "rows whose best setting was chosen from only part of the paper's grid; "
+             "`not_better_than_random` counts cells whose papers'-rule value is not above the "
+             "random row (a fresh random m-subset per K-means run, the papers' rule over its "
+             "feature counts) by more than that row's std.", "",
              "Reports: " + ", ".join(f"[{p}]({p}.md)" for p in reports), ""]
     table = overview_table(cells)
     lines += [table.to_markdown(index=False) if len(table) else "(no published cells)", ""]

@@ -103,8 +103,10 @@ def row_records(df: pd.DataFrame, registry_name: str, row: dict, scoring: str, c
 RULE_LABELS = (("paper", "the papers' rule"), ("label_free", "label-free"), ("split", "split"))
 
 
-#: Notes on a pick that a row's status shows even when the row is "ok" (their first word).
-PICK_NOTE_PREFIXES = ("degenerate", "tie")
+#: Notes on a pick that a row's status shows even when the row is "ok" (their first words).
+PICK_NOTE_PREFIXES = ("degenerate", "tie", "not better than random")
+#: The note :func:`mark_chance_level` adds to a cell at or below the chance row.
+CHANCE_NOTE = "not better than random"
 
 
 def _pick_records(records: pd.DataFrame, pick) -> pd.DataFrame:
@@ -205,7 +207,8 @@ def _entry_rows(exp, df, entry, data_dir, thin, in_run) -> list[dict]:
         or (None if in_run else "data set not selected in this run (--datasets)")
     out = []
     for i, scoring in enumerate(row_scorings(row)):
-        cell = dict(base, scoring=scoring, role="paper" if i == 0 else "beside",
+        role = row.get("role") or ("paper" if i == 0 else "beside")
+        cell = dict(base, scoring=scoring, role="beside" if i else role,
                     protocol=protocol_text(exp, scoring))
         if gap:
             out.append(_cell(dict(cell, status="gap", reason=gap), {}))
@@ -228,3 +231,60 @@ def _entry_rows(exp, df, entry, data_dir, thin, in_run) -> list[dict]:
     for c in out:
         c["difference"] = c["ours_mean"] - c["published_mean"]
     return out
+
+
+# -- the chance row ------------------------------------------------------------------------------
+def chance_row(exp: dict) -> dict | None:
+    """The experiment's chance baseline: the first row whose method declares ``draws_per_run``
+    (a fresh random subset per K-means run), or None."""
+    from ufsbench.methods.base import declared
+
+    return next((r for r in exp["rows"] if declared(r["method"], "draws_per_run", False)), None)
+
+
+def _chance_spread(exp: dict, chance: dict, cell: pd.Series, df: pd.DataFrame) -> float:
+    """The chance row's std (points) at its papers'-rule pick: the cell's own, or, under a
+    summary without a spread (SOGFS's best of 5), the std of the pick's 20 runs in ``df``."""
+    if np.isfinite(cell["ours_std"]):
+        return float(cell["ours_std"])
+    if df.empty:
+        return float("nan")
+    pick = df[(df["dataset"] == cell["registry_dataset"]) & (df["method"] == chance["method"])
+              & (df["scoring"] == "kmeans") & (df["params"] == cell["ours_params"])
+              & (df["n_features"] == cell["ours_n_features"])]
+    if pick.empty:
+        return float("nan")
+    runs = record_runs(pick.iloc[0], cell["metric"].lower(), exp["nmi"])
+    return float(100 * np.std(runs))
+
+
+def mark_chance_level(exp: dict, cells: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
+    """Name in the reason of every computed cell whose papers'-rule value is not above the
+    chance row's by more than the chance row's std (same table and data set): "not better than
+    random (ours <= random + its std)". Earlier such notes are replaced, so marking is
+    idempotent; cells are unchanged when the experiment has no chance row or it has no value.
+    ``df``: the store's records, for the chance row's spread under a best-of-5 summary."""
+    chance = chance_row(exp)
+    if chance is None or cells.empty:
+        return cells
+    cells = cells.copy()
+    cells["reason"] = [_without_chance_note(r) for r in cells["reason"]]
+    is_chance = (cells["method"] == chance["row"]) & (cells["scoring"] == "kmeans")
+    for _, ref in cells[is_chance & cells["ours_mean"].notna()].iterrows():
+        spread = _chance_spread(exp, chance, ref, df)
+        if not np.isfinite(spread):
+            continue
+        same = ((cells["table"] == ref["table"]) & (cells["dataset"] == ref["dataset"])
+                & ~is_chance & cells["ours_mean"].notna())
+        below = same & (cells["ours_mean"] <= ref["ours_mean"] + spread)
+        cells.loc[below, "reason"] = [
+            "; ".join(filter(None, [reason, f"{CHANCE_NOTE} ({ours:.1f} <= random "
+                                            f"{ref['ours_mean']:.1f} + its std {spread:.1f})"]))
+            for reason, ours in cells.loc[below, ["reason", "ours_mean"]].itertuples(index=False)]
+    return cells
+
+
+def _without_chance_note(reason) -> str:
+    if not isinstance(reason, str):
+        return ""
+    return "; ".join(n for n in reason.split("; ") if not n.startswith(CHANCE_NOTE))
