@@ -399,3 +399,102 @@ def test_deprecated_n_eigenvectors_warns_and_sets_n_components(data):
                             n_eigenvectors=2).fit(data.X)
     assert old.embedding_.shape[1] == 2
     assert np.array_equal(old.support_, new.support_)
+
+
+def _dropping_data(n, d, seed=11):
+    # Correlated columns: the lasso drops variables often, so counts recur along the path.
+    rng = np.random.default_rng(seed)
+    base = rng.standard_normal((n, 8))
+    return base @ rng.standard_normal((8, d)) + 0.05 * rng.standard_normal((n, d))
+
+
+def _reference_sr_support(X, Y, h, P, ridge=1e-3):
+    """Cai's SR.m asked for counts up to P, written independently on scikit-learn's whole lasso
+    path (formed Gram): the path up to its first step with P non-zeros; for h, the last step
+    during which h variables were active (the step's non-zeros and those it dropped)."""
+    n, d = X.shape
+    gram = X.T @ X
+    gram[np.diag_indices(d)] += ridge
+    coefs = np.zeros((d, Y.shape[1]))
+    for j in range(Y.shape[1]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            _, _, path = lars_path_gram(X.T @ Y[:, j], gram, n_samples=n, method="lasso",
+                                        max_iter=8 * d)
+        nonzero = np.abs(path) > 1e-12 * np.abs(path).max(axis=0, initial=1e-300)
+        stop = np.flatnonzero(nonzero.sum(axis=0) >= P)[0]
+        active = [nonzero[:, 0].sum()] + [np.sum(nonzero[:, s] | nonzero[:, s - 1])
+                                          for s in range(1, stop + 1)]
+        a = path[:, np.flatnonzero(np.array(active) == h)[-1]]
+        coefs[:, j] = a / np.linalg.norm(a)
+    scores = np.abs(coefs).max(axis=1)
+    return np.sort(np.lexsort((np.arange(d), -scores))[:h])
+
+
+@pytest.mark.parametrize("n, d", [(80, 40), (40, 120)])     # formed Gram; implicit Gram
+def test_path_cardinality_takes_the_last_step_with_h_active_as_cais_sr(n, d):
+    """MCFS_p asked for counts up to P: one path to P per eigenvector; count h takes the last
+    step with h active variables, which after drops differs from the first arrival at h."""
+    X = _dropping_data(n, d)
+    P = 24
+    one = make_selector("mcfs", n_clusters=3, n_features_to_select=P,
+                        path_cardinality=P).fit(X)
+    moved = 0
+    for h in (4, 8, 10, 14, 20, P):
+        refit = make_selector("mcfs", n_clusters=3, n_features_to_select=h,
+                              path_cardinality=P).fit(X)
+        assert np.array_equal(np.flatnonzero(refit.support_),
+                              _reference_sr_support(X, refit.embedding_, h, P))
+        assert np.array_equal(one.top_features(h), np.flatnonzero(refit.support_))
+        per_count = make_selector("mcfs", n_clusters=3, n_features_to_select=h).fit(X)
+        moved += not np.array_equal(per_count.support_, refit.support_)
+    assert moved >= 2                     # the data make the two rules select differently
+
+
+def test_path_cardinality_at_the_count_is_the_default_bit_for_bit():
+    X = _dropping_data(40, 120, seed=3)
+    for h in (7, 16):
+        default = make_selector("mcfs", n_clusters=3, n_features_to_select=h).fit(X)
+        same = make_selector("mcfs", n_clusters=3, n_features_to_select=h,
+                             path_cardinality=h).fit(X)
+        assert np.array_equal(default.coef_, same.coef_)
+        assert np.array_equal(default.support_, same.support_)
+
+
+def test_active_during_steps_counts_a_drop_steps_dropped_variable():
+    from ufsbench.methods.mcfs import active_during_steps, last_step_with_active
+
+    # supports: {} {0} {0,1} {0,1,2} {0,2}+1 at ~0 (a drop) {0,2} {0,2,3}
+    active = [[], [0], [0, 1], [0, 1, 2], [0, 1, 2], [0, 2], [0, 2, 3]]
+    coefs = [[], [1.0], [1.0, 0.5], [1.0, 0.5, 0.2], [1.0, 1e-18, 0.3], [1.1, 0.4],
+             [1.2, 0.5, 0.1]]
+    path = SparseLarsPath(4, np.zeros(7), [np.array(a, dtype=int) for a in active],
+                          [np.array(c) for c in coefs])
+    counts = active_during_steps(path)
+    assert counts.tolist() == [0, 1, 2, 3, 3, 2, 3]
+    assert last_step_with_active(counts, path.nnz(), 3) == 6
+    assert last_step_with_active(counts, path.nnz(), 2) == 5
+    assert best_step(path.nnz(), 3) == 3              # the first arrival, the default's step
+
+
+def test_mean_distance_width_is_cais_constructw_width(data):
+    from scipy.spatial.distance import cdist
+
+    t = cdist(data.X, data.X).mean()
+    cai = make_selector("mcfs", n_clusters=3, n_features_to_select=6,
+                        sigma="mean_distance").fit(data.X)
+    given = make_selector("mcfs", n_clusters=3, n_features_to_select=6,
+                          sigma=2 * t * t).fit(data.X)
+    np.testing.assert_allclose(cai.embedding_, given.embedding_, rtol=1e-8, atol=1e-12)
+    assert np.array_equal(cai.support_, given.support_)
+
+
+def test_released_preset_and_path_cardinality_validation(data):
+    from ufsbench.methods.base import InvalidSelectorParameterError
+
+    sel = make_selector("mcfs", preset="released")
+    assert (sel.sigma, sel.k, sel.ridge, sel.path_cardinality) == ("mean_distance", 5, 1e-3, None)
+    with pytest.raises(InvalidSelectorParameterError, match="path_cardinality=5"):
+        make_selector("mcfs", n_features_to_select=6, path_cardinality=5).fit(data.X)
+    with pytest.raises(UFSBenchError, match="path_cardinality=30"):     # the default h = 50
+        make_selector("mcfs", n_clusters=3, path_cardinality=30).fit(data.X)

@@ -1,4 +1,31 @@
-"""MCFS (Cai, Zhang & He, "Unsupervised Feature Selection for Multi-Cluster Data", KDD 2010)."""
+"""MCFS (Cai, Zhang & He, "Unsupervised Feature Selection for Multi-Cluster Data", KDD 2010).
+
+================  =====================  ==============================  ======================
+setting           paper (as printed)     authors' code (as released)     our default
+================  =====================  ==============================  ======================
+graph             kNN, k = 5; 0/1, heat  constructW: k = 5, heat kernel  k = 5, heat,
+                  kernel or dot-product  exp(-d^2 / (2 t^2)), t = mean   sigma = mean squared
+                  weights                Euclidean distance over all     kNN distance
+                                         pairs (3000 random samples
+                                         when n > 3000)
+K eigenvectors    number of clusters c   ``nUseEigenfunction`` = 5       c (``n_components``)
+                                         (the shared cases pass c)
+multiple          --                     LAPACK's basis (moves with the  canonical basis of the
+eigenvalue                               BLAS build), the constant       eigenspace
+                                         vector Gram-Schmidted first
+regression        LARS, cardinality =    LARS-lasso on X^T X + 1e-3 I,   the same path
+                  the feature count h    stopped at h active variables
+counts h < H      --                     one path to the largest count   a path per count h,
+asked together                           H; h takes the last step with   stopped at h
+                                         h active (not nested in H's)    (``path_cardinality``)
+score             max_k |a_kj|           max_k |a_kj|, unit-norm a_k     the same
+================  =====================  ==============================  ======================
+
+``released`` sets sigma="mean_distance" (Cai's width; all pairs instead of a random subsample
+for n > 3000) with k = 5, heat weights, K = c and ridge 1e-3; a case that asked ``MCFS_p`` for
+several counts at once also sets ``path_cardinality`` to the largest of them
+(``ufsbench.conformance.mcfs``).
+"""
 
 from __future__ import annotations
 
@@ -12,10 +39,11 @@ from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
-from ufsbench.methods.base import (MEMORY_CONSTRAINT, NON_NEGATIVE, POSITIVE_INT, UFSSelector, register)
+from ufsbench.methods.base import (MEMORY_CONSTRAINT, NON_NEGATIVE, POSITIVE_INT, UFSSelector,
+                                   register)
 from ufsbench.numerics import knn_graph, ranking_from_scores
 from ufsbench.numerics import graphs
-from ufsbench.numerics.lars import SparseLarsPath, lasso_lars_ridge_path
+from ufsbench.numerics.lars import ROUNDOFF_ZERO, SparseLarsPath, lasso_lars_ridge_path
 from ufsbench.numerics.spectral import generalized_spectral_embedding
 
 #: Marks a deprecated parameter that was not passed (scikit-learn's convention).
@@ -117,24 +145,59 @@ def best_step(nnz: np.ndarray, cardinality: int) -> int:
     return int(np.flatnonzero(head == head.max())[-1])
 
 
+def active_during_steps(path: SparseLarsPath) -> np.ndarray:
+    """How many variables were active while each step was taken: Cai's ``vars`` when
+    ``lars.m`` records the step, before the decrement of a lasso drop.
+
+    That is |support(s) U support(s - 1)| (supports without drop remainders, as
+    :func:`ufsbench.numerics.lars.cardinality` counts): the step's non-zeros plus the
+    variables it dropped. Independent of whether a solver lists a dropped variable (at ~0) in
+    the step's active set.
+    """
+    supports = [np.asarray(a)[np.abs(c) > ROUNDOFF_ZERO * np.abs(c).max()] if len(c) else
+                np.zeros(0, dtype=int) for a, c in zip(path.active, path.coefs)]
+    counts = [len(supports[0])]
+    counts += [np.union1d(supports[s], supports[s - 1]).size for s in range(1, len(supports))]
+    return np.array(counts, dtype=int)
+
+
+def last_step_with_active(active: np.ndarray, nnz: np.ndarray, cardinality: int) -> int:
+    """The step Cai's ``SR.m`` takes for ``cardinality`` h from a path run to a larger count:
+    the *last* step during which h variables were active (``lars.m`` overwrites its record of
+    h at every such step; at a drop step the record holds h - 1 non-zeros and the dropped
+    variable at ~0). A path that never had h active: :func:`best_step`'s choice."""
+    hits = np.flatnonzero(np.asarray(active) == cardinality)
+    return int(hits[-1]) if hits.size else best_step(nnz, cardinality)
+
+
 class CardinalityCoefficients:
     """One column's LARS path kept only at the steps some cardinality 1..H takes (compact).
 
-    ``coef(h)`` is the unit-norm coefficient vector MCFS takes for cardinality h <= H, the same
-    bits as from a path run for h (its prefix).
+    ``coef(h)`` is the unit-norm coefficient vector MCFS takes for cardinality h <= H. With
+    ``path_cardinality`` None (the path was run to H), the same bits as from a path run for h
+    (its prefix: :func:`best_step`); with P >= H, the step Cai's ``SR.m`` records for h on the
+    path run to P (:func:`last_step_with_active`), the same bits for every H <= P.
     """
 
-    def __init__(self, path: SparseLarsPath, max_cardinality: int):
+    def __init__(self, path: SparseLarsPath, max_cardinality: int,
+                 path_cardinality: int | None = None):
         self.n_features, self.max_cardinality = path.n_features, max_cardinality
         self.nnz = path.nnz()
-        steps = {best_step(self.nnz, h) for h in range(1, max_cardinality + 1)}
+        self.active = None if path_cardinality is None else active_during_steps(path)
+        steps = {self.step(h) for h in range(1, max_cardinality + 1)}
         self.kept = {s: (path.active[s], path.coefs[s]) for s in steps}
+
+    def step(self, cardinality: int) -> int:
+        """The path step taken for ``cardinality``."""
+        if self.active is None:
+            return best_step(self.nnz, cardinality)
+        return last_step_with_active(self.active, self.nnz, cardinality)
 
     def coef(self, cardinality: int) -> tuple[np.ndarray, int]:
         """(a / ||a||, its number of non-zeros) at the step taken for ``cardinality``."""
         if not 1 <= cardinality <= self.max_cardinality:
             raise ValueError(f"cardinality {cardinality} outside 1..{self.max_cardinality}")
-        step = best_step(self.nnz, cardinality)
+        step = self.step(cardinality)
         a = np.zeros(self.n_features)
         active, values = self.kept[step]
         a[active] = values
@@ -241,9 +304,15 @@ class MCFS(UFSSelector):
     * K (``n_components``) defaults to the number of clusters c (the paper's experiments and
       FSASL); Cai's code default is 5.
     * Graph: k = 5 neighbours, "or"-symmetrised, heat kernel exp(-||x_i - x_j||^2 / sigma) with
-      ``sigma=None`` = the mean squared kNN distance (Cai's code uses exp(-d^2 / (2 t^2)) with t
-      the mean pairwise distance; both are data-driven widths). ``weight="cosine"`` is the
-      paper's dot-product weighting on normalised data.
+      ``sigma=None`` = the mean squared kNN distance; ``sigma="mean_distance"`` is Cai's
+      ``constructW`` width, exp(-d^2 / (2 t^2)) with t the mean pairwise distance (both are
+      data-driven widths). ``weight="cosine"`` is the paper's dot-product weighting on
+      normalised data.
+    * Several counts from one path (``path_cardinality=P``): Cai's ``MCFS_p`` given a list of
+      counts runs one LARS path per eigenvector to the largest, P, and ``SR.m`` takes for each
+      count h the last step during which h variables were active
+      (:func:`last_step_with_active`), so its h-subset depends on P. With P given, every fit
+      with h <= P does the same; None (default) runs the path to h itself.
     * Fewer than h features with a non-zero score (K small, or h close to d): the support is
       padded with the zero-score features of lowest index (Cai's code pads likewise, with a
       warning).
@@ -251,9 +320,14 @@ class MCFS(UFSSelector):
     Parameters
     ----------
     k, weight, sigma : neighbours (5), edge weight ("heat", "binary" or "cosine") and heat-kernel
-        width (None: mean squared kNN distance) of the graph.
+        width (None: mean squared kNN distance; "mean_distance": Cai's 2 t^2, t the mean
+        pairwise distance) of the graph.
     n_components : K, the eigenvectors regressed (the embedding dimension; None: n_clusters).
     ridge : the ridge of the LARS Gram X^T X + ridge I (1e-3, Cai's ``SR.m``).
+    path_cardinality : int or None, default None
+        Where each LARS path stops: None at ``n_features_to_select`` h (a path per count);
+        P >= h at P, h then taking the last step with h active variables (Cai's ``MCFS_p``
+        asked for several counts at once, P the largest).
     memory : None, str or joblib.Memory, default None
         Where to cache the kNN graph (it depends on X, k, weight and sigma only); None computes it
         on every fit.
@@ -274,17 +348,18 @@ class MCFS(UFSSelector):
         **UFSSelector._parameter_constraints,
         "k": POSITIVE_INT,
         "weight": [StrOptions({"heat", "binary", "cosine"})],
-        "sigma": [Interval(Real, 0, None, closed="neither"), None],
+        "sigma": [Interval(Real, 0, None, closed="neither"), StrOptions({"mean_distance"}), None],
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "ridge": NON_NEGATIVE,
+        "path_cardinality": [Interval(Integral, 1, None, closed="left"), None],
         "memory": MEMORY_CONSTRAINT,
         "n_eigenvectors": [Interval(Integral, 1, None, closed="left"), None,
                            Hidden(StrOptions({DEPRECATED}))],
     }
 
     def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None, k=5,
-                 weight="heat", sigma=None, n_components=None, ridge=1e-3, memory=None,
-                 n_eigenvectors=DEPRECATED):
+                 weight="heat", sigma=None, n_components=None, ridge=1e-3,
+                 path_cardinality=None, memory=None, n_eigenvectors=DEPRECATED):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -293,8 +368,15 @@ class MCFS(UFSSelector):
         self.sigma = sigma
         self.n_components = n_components
         self.ridge = ridge
+        self.path_cardinality = path_cardinality
         self.memory = memory
         self.n_eigenvectors = n_eigenvectors
+
+    def _check_parameter_relations(self) -> None:
+        h, P = self.n_features_to_select, self.path_cardinality
+        if h is not None and P is not None and P < h:
+            raise self._invalid(f"path_cardinality={P} must be at least n_features_to_select={h} "
+                                f"(the path must reach the count it serves)")
 
     def _n_components_param(self):
         """``n_components``, from the deprecated ``n_eigenvectors`` where that was passed."""
@@ -318,19 +400,32 @@ class MCFS(UFSSelector):
     def _fit(self, X):
         n, d = X.shape
         K = self._n_eigenvectors(n)
-        # Large n: sparse graph and Lanczos eigenvectors (no n x n array, no O(n^3) eigh).
-        graph = graphs.sparse_knn_graph if n >= graphs.SPARSE_MIN_SAMPLES else knn_graph
-        S = cached_call(self.memory, graph, X, k=min(self.k, n - 1), weight=self.weight,
-                        sigma=self.sigma)
-        self.embedding_, self.eigenvalues_ = generalized_spectral_embedding(S, int(K))
         h = self.n_features_to_select_
-        paths = spectral_lars_paths(X, self.embedding_, h, self.ridge)
+        P = self.path_cardinality
+        if P is not None and P < h:
+            raise UFSBenchError(f"MCFS: path_cardinality={P} must be at least the "
+                                f"{h} features to select")
+        self.embedding_, self.eigenvalues_ = generalized_spectral_embedding(
+            self._graph(X, min(self.k, n - 1)), int(K))
+        paths = spectral_lars_paths(X, self.embedding_, h if P is None else min(P, d),
+                                    self.ridge)
         # Only the steps some count 1..h takes are kept (what _subset_for needs).
-        self._path_steps = [CardinalityCoefficients(p, h) for p in paths]
+        self._path_steps = [CardinalityCoefficients(p, h, P) for p in paths]
         self.coef_, self.cardinality_ = coefficients_for(self._path_steps, h)
         self.scores_ = np.abs(self.coef_).max(axis=1)
         self.support_ = np.zeros(d, dtype=bool)
         self.support_[ranking_from_scores(self.scores_)[:h]] = True
+
+    def _graph(self, X: np.ndarray, k: int):
+        """The kNN graph (cached at ``memory``); large n: sparse, so that the embedding is
+        computed by Lanczos (no n x n array, no O(n^3) eigh)."""
+        n = X.shape[0]
+        graph = graphs.sparse_knn_graph if n >= graphs.SPARSE_MIN_SAMPLES else knn_graph
+        sigma = self.sigma
+        if sigma == "mean_distance":
+            sigma = (2.0 * cached_call(self.memory, graphs.mean_distance, X) ** 2
+                     if self.weight == "heat" else None)
+        return cached_call(self.memory, graph, X, k=k, weight=self.weight, sigma=sigma)
 
     def _subset_for(self, h: int) -> np.ndarray:
         """The features a fit with n_features_to_select = h selects (Eq. 5 on its coefficients)."""
