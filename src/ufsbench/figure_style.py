@@ -7,6 +7,10 @@ read back by :func:`caption_text`) with the sentences naming the evaluation prot
 selection rule of its cells, the formatting and ordering of parameter values on axes, and the
 output side: :func:`save_figure` (PNG and PDF), :func:`figure_png_base64` (for HTML pages) and
 :func:`safe_stem` (file names). The figure builders themselves are in :mod:`ufsbench.plots`.
+
+It is the one module that imports matplotlib (the ``plots`` extra): without it, importing this
+module, :mod:`ufsbench.plots` or :mod:`ufsbench.html` raises :class:`PlotsExtraMissing`, an
+``ImportError`` whose one line names the extra to install, and the rest of the package works.
 """
 
 from __future__ import annotations
@@ -18,11 +22,22 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
 from ufsbench.errors import UFSBenchError
 from ufsbench.records import PROTOCOL_COLUMNS
 from ufsbench.report import RULE_LABELS, RULES
+
+
+class PlotsExtraMissing(UFSBenchError, ImportError):
+    """matplotlib is not installed: the one line a figure command ends with names the extra."""
+
+
+try:
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator  # noqa: F401 (for ufsbench.plots)
+except ImportError as exc:  # `pip install ufsbench` alone: selectors and harness, no figures
+    raise PlotsExtraMissing("figures need matplotlib, which is not installed: "
+                            "pip install 'ufsbench[plots]'") from exc
 
 DEFAULT_OUT = Path("results") / "figures"
 PANEL_SIZE = (3.6, 2.9)  # inches per panel

@@ -32,13 +32,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 
 from ufsbench.errors import UFSBenchError
-from ufsbench.figure_style import (
+from ufsbench.figure_style import (  # the one module importing matplotlib (see its docstring)
     MAX_COLUMNS,
     OKABE_ITO,
+    Figure,
+    MaxNLocator,
     format_value,
     panel_grid,
     protocol_caption,
