@@ -10,7 +10,7 @@ import pytest
 
 from ufsbench.datasets import load_dataset
 from ufsbench.errors import UFSBenchError
-from ufsbench.stability import (fit_path, load_stability, mean_jaccard, run_stability,
+from ufsbench.stability import (fit_path, format_phi, load_stability, mean_jaccard, run_stability,
                                 selection_matrix, stability_estimate, stability_interval,
                                 stability_variance, subsample_rows)
 
@@ -162,3 +162,28 @@ def test_cli_refuses_bad_input_in_one_line(tmp_path, capsys, args, message):
 def test_cli_refusal_through_the_command(tmp_path):
     out = ufsbench("stability", "method=ls", "dataset=synthetic", "subsamples=x")
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and out.stdout == ""
+
+
+def test_html_page_shows_stability_and_planted_sections(tmp_path, synthetic):
+    store = tmp_path / "store"
+    from ufsbench.html import write_html
+    from ufsbench.planted import run_planted
+    from ufsbench.records import load_results
+    from ufsbench.runner import EvaluationProtocol, plan_tasks, run_sweep
+
+    cfg = {"name": "ls", "params": {"k": 5}, "grid": {}, "default": {}}
+    run_sweep(synthetic, plan_tasks(synthetic, cfg, [10], EvaluationProtocol(n_runs=2), 0,
+                                    store), n_jobs=1)
+    df = load_results(store)
+    bare = write_html(df, tmp_path / "bare.html").read_text()
+    assert "No stability records" in bare and "No planted-feature results" in bare
+    run_stability(synthetic, "ls", {"k": 5}, [10], 4, results_dir=store)
+    run_stability(synthetic, "ls", {"k": 5}, [10], 4, results_dir=tmp_path / "elsewhere")
+    run_planted(["ls"], ["high_variance"], [0], results_dir=store,
+                design={"n_samples": 60, "n_features": 30, "n_informative": 3})
+    page = write_html(df, tmp_path / "page.html").read_text()
+    assert "<h3>m = 10 selected features, B = 4 subsamples of 90 % of the rows, seed 0</h3>" \
+        in page
+    record = load_stability(store).iloc[0]
+    assert format_phi(record.phi, record.ci_low, record.ci_high) in page
+    assert 'alt="Planted features found' in page and "Precision@m — default setting" in page

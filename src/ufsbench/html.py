@@ -1,7 +1,9 @@
 """A one-file HTML summary of the result store (``ufsbench report --html FILE``).
 
-The page holds the report's tables (both selection rules, ACC and NMI) and the figures of
-``ufsbench.plots`` embedded as base64 PNG, with inline CSS and no script: it opens from disk in
+The page holds the report's tables (both selection rules, ACC and NMI), the selection stability
+of its methods on its data sets and the planted-feature suite's precision (when the store holds
+them: ``ufsbench stability``, ``ufsbench planted``), and the figures of ``ufsbench.plots``
+embedded as base64 PNG, with inline CSS and no script: it opens from disk in
 any browser, with no server and nothing fetched. A figure that cannot be drawn from the stored
 results (no iterative method, one data set only, image data not on disk, ...) is replaced by a
 one-line note saying why, so the page is always written.
@@ -118,12 +120,72 @@ def _figures_section(df: pd.DataFrame, summary: str) -> list[str]:
     return parts
 
 
+def store_root(df: pd.DataFrame) -> Path | None:
+    """The result store the records of ``df`` were read from (records live at
+    ``<store>/<dataset>/<method>/<id>.json``), or None when they name no file."""
+    paths = [Path(p) for p in df.get("path", pd.Series(dtype=str)).dropna() if p]
+    roots = {p.parents[2] for p in paths if len(p.parents) > 2}
+    return roots.pop() if len(roots) == 1 else None
+
+
+def _stability_section(df: pd.DataFrame, stability: pd.DataFrame | None) -> list[str]:
+    """Stability of the page's methods on its data sets: one Phi [95 % CI] table per design
+    (feature count, B, fraction, seed); a note saying how to compute them when there are none."""
+    from ufsbench.stability import stability_frame
+
+    parts = ["<h2>Selection stability</h2>"]
+    if stability is not None and len(stability):
+        stability = stability[stability["dataset"].isin(df["dataset"])
+                              & stability["method"].isin(df["method"]) & ~stability["stale"]]
+    if stability is None or stability.empty:
+        return parts + ['<p class="note">No stability records for these data sets and methods: '
+                        '<code>ufsbench stability method=... dataset=...</code> fits each method '
+                        'on B subsamples of the rows (B fits per method and data set).</p>']
+    parts.append('<p class="note">Nogueira, Sechidis &amp; Brown\'s stability estimator Phi '
+                 '(JMLR 2018) with its 95 % confidence interval, over the selections of B fits on '
+                 'subsamples of the rows at the default setting: 1 = the same features every '
+                 'time, 0 = no more alike than random subsets. Cost: B fits per cell.</p>')
+    designs = ["n_features", "n_subsamples", "fraction", "seed"]
+    for (m, b, fraction, seed), part in stability.groupby(designs):
+        parts.append(f"<h3>m = {m} selected features, B = {b} subsamples of "
+                     f"{100 * fraction:g} % of the rows, seed {seed}</h3>")
+        parts.append(_table_html(stability_frame(part)))
+    return parts
+
+
+def _planted_section(planted: pd.DataFrame | None) -> list[str]:
+    """The planted-feature suite's precision@m (tables and heatmap), or how to compute it."""
+    from ufsbench.planted import REGIMES, RULE_LABELS, heatmap, planted_table, precision_frame
+
+    parts = ["<h2>Planted features</h2>"]
+    table = planted_table(planted) if planted is not None and len(planted) else None
+    if table is None or table.empty:
+        return parts + ['<p class="note">No planted-feature results in this store: '
+                        '<code>ufsbench planted</code> runs the suite.</p>']
+    regimes = "; ".join(f"{name}: {text}" for name, text in REGIMES.items())
+    parts.append(f'<p class="note">Precision@m (m = number of planted signals) on seeded '
+                 f'synthetic data, mean over seeds {sorted(set(planted["seed"]))}. Regimes: '
+                 f'{escape(regimes)}. The best grid point is chosen with the ground truth: '
+                 f'optimistic. A measurement, not a pass/fail test.</p>')
+    parts.append(_figure_html("Planted features found: precision@m per method and regime",
+                              lambda: heatmap(table)))
+    for rule, label in RULE_LABELS.items():
+        frame = precision_frame(table, rule).map(lambda v: "—" if pd.isna(v) else f"{v:.2f}")
+        parts += [f"<h3>Precision@m — {escape(label)}</h3>", _table_html(frame)]
+    return parts
+
+
 def write_html(df: pd.DataFrame, path, summary: str = "mean",
-               failed: list[str] | None = None, left_out: str = "") -> Path:
+               failed: list[str] | None = None, left_out: str = "",
+               stability: pd.DataFrame | None = None,
+               planted: pd.DataFrame | None = None) -> Path:
     """Write the static summary page of a results frame (``load_results()``) to path;
     ``failed``: lines naming the failed settings the tables leave out
     (:func:`ufsbench.report.failed_setting_lines`), shown under the header; ``left_out``: the
-    note of :func:`ufsbench.records.one_protocol` on records of other evaluation protocols."""
+    note of :func:`ufsbench.records.one_protocol` on records of other evaluation protocols;
+    ``stability`` (:func:`ufsbench.stability.load_stability`) and ``planted``
+    (:func:`ufsbench.planted.load_planted`): by default read from the store the records of
+    ``df`` come from."""
     if summary not in SUMMARIES:
         raise UFSBenchError(f"unknown summary {summary!r}; use one of {', '.join(SUMMARIES)}")
     if df.empty:
@@ -151,7 +213,17 @@ def write_html(df: pd.DataFrame, path, summary: str = "mean",
     if failed:
         items = "".join(f"<li>{escape(line.strip())}</li>" for line in failed[1:])
         header.append(f'<p class="note">{escape(failed[0])}</p><ul class="failed">{items}</ul>')
-    body = header + _tables_section(df, summary) + _figures_section(df, summary)
+    root = store_root(df)
+    if stability is None and root is not None:
+        from ufsbench.stability import load_stability
+
+        stability = load_stability(root)
+    if planted is None and root is not None:
+        from ufsbench.planted import load_planted
+
+        planted = load_planted(root)
+    body = header + _tables_section(df, summary) + _stability_section(df, stability) + \
+        _planted_section(planted) + _figures_section(df, summary)
     page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>ufsbench results</title><style>{STYLE}</style></head><body>\n"
             + "\n".join(body) + "\n</body></html>\n")

@@ -303,6 +303,34 @@ def _execute(results_dir, pending: list[_Unit], design: dict, n_jobs: int):
         delayed(_run_unit)(results_dir, u, design) for u in pending)
 
 
+def load_planted(results_dir=None) -> pd.DataFrame:
+    """Every planted-feature fit stored under ``<results_dir>/_planted/`` (the columns of
+    :func:`run_planted`, without ``error``), whatever the design; fits of a revised method
+    are left out."""
+    from ufsbench.methods.base import declared
+    from ufsbench.results import ResultStore, canonical
+    from ufsbench.stability import _read_keyed
+
+    root = ResultStore(results_dir).root / PLANTED_DIR
+    rows, defaults = [], {}
+    for path in sorted(root.glob("*/*/*.json")) if root.is_dir() else []:
+        payload = _read_keyed(path)
+        key = (payload or {}).get("key") or {}
+        if key.get("kind") != "planted":
+            continue
+        method = key["method"]
+        if declared(method, "revision", key.get("revision", 0)) != key.get("revision", 0):
+            continue
+        if method not in defaults:
+            defaults[method] = method_settings(method, 1)[0]
+        rows.append({"regime": key["dataset"].removeprefix("planted_"), "seed": key["seed"],
+                     "method": method, "params": canonical(key["params"]),
+                     "is_default": key["params"] == defaults[method],
+                     "precision": payload["precision"], "fit_time": payload["fit_time"]})
+    return pd.DataFrame(rows, columns=["regime", "seed", "method", "params", "is_default",
+                                       "precision", "fit_time"])
+
+
 # -- reporting -------------------------------------------------------------------------------
 def planted_table(fits: pd.DataFrame, seeds=None) -> pd.DataFrame:
     """Per method, regime and rule (``default``, ``best``): mean and std of precision@m over
