@@ -396,11 +396,17 @@ def heatmap(table: pd.DataFrame, caption: str = ""):
         ax.set_yticks(range(len(methods)), methods, fontsize=7)
         ax.set_title(RULE_LABELS[rule], fontsize=9)
     fig.colorbar(image, ax=axes, shrink=0.8, label="precision@m")
-    figure_style.set_suptitle(fig, "Planted features found: precision@m (m = planted), mean "
-                                   "over seeds")
+    figure_style.set_suptitle(fig, "Planted features found: precision@m (m = number of planted "
+                                   "signals), mean over seeds")
     if caption:
         figure_style.set_caption(fig, caption)
     return fig
+
+
+def _thinned(thin: int) -> str:
+    from ufsbench.reproduce.experiments import thin_text
+
+    return "" if thin == 1 else f", thinned to {thin_text(thin)} (`thin={thin}`)"
 
 
 def markdown_report(table: pd.DataFrame, fits: pd.DataFrame, command: str, seeds, thin: int,
@@ -416,9 +422,8 @@ def markdown_report(table: pd.DataFrame, fits: pd.DataFrame, command: str, seeds
              "Regimes:", ""]
     lines += [f"{i}. `{name}`: {text}" for i, (name, text) in enumerate(REGIMES.items(), 1)]
     lines += ["", f"Design: {design}.", "",
-              (f"Grids: each method's config grid, thinned to every {thin}th value plus the "
-               "default (`thin`); the best grid point is chosen with the ground truth, so that "
-               "column is optimistic by construction."), ""]
+              (f"Grids: each method's config grid{_thinned(thin)}; the best grid point is "
+               "chosen with the ground truth, so that table is optimistic by construction."), ""]
     for rule, label in RULE_LABELS.items():
         frame = precision_frame(table, rule) if len(table) else pd.DataFrame()
         lines += [f"## Precision@m — {label}", "",

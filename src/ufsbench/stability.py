@@ -292,12 +292,17 @@ def _stored_selection(results_dir, unit: _Unit) -> dict | None:
 
 
 def _fit_unit(results_dir, dataset, method: str, params: dict, unit: _Unit,
-              fraction: float, seed: int) -> dict:
-    """Fit on one subsample, write the fit's selections at once; returns {m: indices}."""
+              fraction: float, seed: int, main_pid: int | None = None) -> dict:
+    """Fit on one subsample, write the fit's selections at once; returns {m: indices}.
+    ``main_pid``: the process that sent the fit to this worker (the worker ends itself when
+    that process is killed, as the runner's workers do)."""
     from threadpoolctl import threadpool_limits
 
     from ufsbench.methods import make_selector
+    from ufsbench.runner import _exit_with_sweep
     from ufsbench.tasks import environment
+
+    _exit_with_sweep(main_pid)
 
     old = _read_keyed(fit_path(results_dir, unit.key), unit.key) or {}
     counts = sorted(set(unit.counts) | {int(m) for m in old.get("selected", {})})
@@ -328,7 +333,7 @@ def _run_units(results_dir, dataset, method, params, pending, fraction, seed, n_
             _fit_unit(results_dir, dataset, method, params, unit, fraction, seed)
         return
     Parallel(n_jobs=n_jobs)(delayed(_fit_unit)(results_dir, dataset, method, params, u,
-                                               fraction, seed) for u in pending)
+                                               fraction, seed, os.getpid()) for u in pending)
 
 
 def stability_key(dataset, method: str, params: dict, m: int, n_subsamples: int,
@@ -373,6 +378,7 @@ def run_stability(dataset, method: str, params: dict, counts, n_subsamples: int 
     """
     from ufsbench.methods.base import keeps_all_features
     from ufsbench.paths import default_results_dir
+    from ufsbench.results import remove_dead_partials
     from ufsbench.tasks import environment
 
     if keeps_all_features(method):
@@ -387,6 +393,8 @@ def run_stability(dataset, method: str, params: dict, counts, n_subsamples: int 
                             f"(d = {dataset.n_features} for {dataset.name}); stability needs "
                             f"m < d")
     results_dir = results_dir or default_results_dir()
+    # Half-written fit files of killed runs of this host (a finished fit is never partial).
+    remove_dead_partials(_store_dir(results_dir, dataset.name, method) / "fits")
     units = _units(dataset, method, params, counts, n_subsamples, fraction, seed)
     pending = [u for u in units if _stored_selection(results_dir, u) is None]
     if pending and compute:

@@ -95,8 +95,11 @@ def write_outputs(out: str, table, fits, command: str, seeds, thin: int,
                             f"writable out=DIR") from None
     paths = [directory / n for n in ("planted.md", "planted.csv", "planted_fits.csv")]
     if len(table):
-        caption = (f"Seeds {list(seeds)}; grids thinned to every {thin}th value plus the default; "
-                   "the best grid point is chosen with the ground truth (optimistic).")
+        from ufsbench.reproduce.experiments import thin_text
+
+        grids = "full grids" if thin == 1 else f"grids thinned to {thin_text(thin)}"
+        caption = (f"Seeds {list(seeds)}; {grids}; the best grid point is chosen with the "
+                   "ground truth (optimistic).")
         paths += figure_style.save_figure(heatmap(table, caption), directory, "planted_heatmap")
     return paths
 
