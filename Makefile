@@ -39,3 +39,19 @@ lint:
 # each fit must return exactly the requested number of distinct features and no NaN score.
 smoke-all:
 	$(PYTHON) -m ufsbench.cli regress --smoke-all --report results/smoke/smoke-all.md
+
+# The documentation site (mkdocs.yml; needs the docs extra: pip install -e ".[docs]"), built with
+# warnings as errors into build/site. The pages generated from the code are written at build time.
+# NO_MKDOCS_2_WARNING / DISABLE_MKDOCS_2_WARNING silence the theme's and a plugin's notices about
+# MkDocs' future (not warnings about this site).
+.PHONY: docs docs-serve wheel-check
+MKDOCS = NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(PYTHON) -m mkdocs
+docs:
+	$(MKDOCS) build --strict
+
+docs-serve:
+	$(MKDOCS) serve
+
+# Build the wheel, install it into a fresh venv and run the main job from a temp directory.
+wheel-check:
+	PYTHON=$(PYTHON) .ci/wheel-check
