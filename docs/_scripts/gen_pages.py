@@ -268,7 +268,7 @@ def reproduction_files() -> list[str]:
 
 
 def reproduction_nav(pages: list[str]) -> None:
-    order = ["RUNS.md", "overview.md", *(f"{p.lower()}.md" for p in PAPERS),
+    order = ["RUNS.md", "RUNS-log.md", "overview.md", *(f"{p.lower()}.md" for p in PAPERS),
              "allfeatures_check.md", "kmeans++/scfs.md", "quick.md"]
     ordered = [p for p in order if p in pages] + [p for p in pages if p not in order]
     with mkdocs_gen_files.open("reproduction/results/SUMMARY.md", "w") as fh:
