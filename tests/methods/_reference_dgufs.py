@@ -4,7 +4,9 @@ Guo & Zhu, AAAI 2018: Y-step (8) and Z-step (9) by the l2,0 projection of Theore
 (11) or its §4.3 relaxation, L-step by Theorem 2 (full eigendecomposition), multipliers and
 penalty by (13)-(15), labels from the c leading eigenpairs of L (§4.3). Every iterate is a dense
 d x n or n x n array: the selector's row-sparse storage and subset eigensolver must give the
-same supports and, up to round-off, the same L, Y and objective.
+same supports and, up to round-off, the same L, Y and objective. ``update_order="zylm"`` and
+``affinity_scaling="minmax"`` are the authors' code's order (Z, Y, L, M) and its ``speedUp``
+min-max scaling of H Y^T Z H and of the L-step's matrix.
 """
 
 from __future__ import annotations
@@ -14,35 +16,40 @@ from types import SimpleNamespace
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ufsbench.methods.dgufs import _double_centre, m_step, rank_threshold_psd
-from ufsbench.numerics import knn_graph, row_norms, sym
+from ufsbench.methods.dgufs import (_double_centre, m_step, minmax_offdiagonal,
+                                   rank_threshold_psd, similarity_graph)
+from ufsbench.numerics import row_norms, sym
 from ufsbench.numerics.linalg import seeded_eigsh
 from ufsbench.numerics.sparsity import l20_project, top_rows
 
 
 def reference_dgufs(X, n_features_to_select, n_clusters, random_state=None, alpha=1e3, beta=0.5,
                     k=5, m_update="relaxed", gamma=0.005, mu=1.0, rho=1.1, mu_max=1e10,
-                    max_iter=50, tol=5e-7):
+                    max_iter=50, tol=5e-7, graph="knn", update_order="yzml",
+                    affinity_scaling="none"):
     """A fit's support_, labels_, L_, M_, Y_ (d x n), n_iter_, objective_history_ and
     support_history_, from the equations on full matrices."""
     X = np.asarray(X, dtype=float)
     n, d = X.shape
     m = n_features_to_select
-    S = knn_graph(X, k=min(k, n - 1), weight="binary")                 # Eq. (3)
+    S = similarity_graph(X, graph=graph, k=min(k, n - 1))              # Eq. (3)
+    scale = minmax_offdiagonal if affinity_scaling == "minmax" else (lambda C: C)
     Xt = X.T                                                           # d x n
     Y, Z, Lam1 = (np.zeros((d, n)) for _ in range(3))
     L, M, Lam2 = (np.zeros((n, n)) for _ in range(3))
     HLH = _double_centre(L)                                            # H L H, footnote 4
     objective, supports = [], []
     for _ in range(max_iter):
-        U = Z + ((1 - beta) * (Z @ HLH) + Lam1) / mu
-        y_rows = top_rows(U, m)
-        Y = l20_project(U, m)                                          # Eq. (8), Theorem 1
-        V = Xt - Y - ((1 - beta) * (Y @ HLH) - Lam1) / mu
-        Z = Xt - l20_project(V, d - m)                                 # Eq. (9)
-        M = m_step(L + Lam2 / mu, mu, m_update, gamma)                 # Eq. (11) / §4.3
-        A = M + ((1 - beta) * _double_centre(Y.T @ Z) + beta * S - Lam2) / mu
-        L, kept = rank_threshold_psd(A, 2.0 * alpha / mu, subset=False)  # Theorem 2
+        if update_order == "zylm":
+            Z = _z_step(Xt, Y, HLH, Lam1, mu, beta, m)
+            Y, y_rows = _y_step(Z, HLH, Lam1, mu, beta, m)
+            L, kept = _l_step(M, Y, Z, S, Lam2, mu, beta, alpha, scale)
+            M = m_step(L + Lam2 / mu, mu, m_update, gamma)
+        else:
+            Y, y_rows = _y_step(Z, HLH, Lam1, mu, beta, m)
+            Z = _z_step(Xt, Y, HLH, Lam1, mu, beta, m)
+            M = m_step(L + Lam2 / mu, mu, m_update, gamma)             # Eq. (11) / §4.3
+            L, kept = _l_step(M, Y, Z, S, Lam2, mu, beta, alpha, scale)
         HLH = _double_centre(L)
         r1, r2 = float(np.max(np.abs(Z - Y))), float(np.max(np.abs(L - M)))
         objective.append(-beta * float(np.sum(S * L))
@@ -60,6 +67,21 @@ def reference_dgufs(X, n_features_to_select, n_clusters, random_state=None, alph
     return SimpleNamespace(support_=support, labels_=_labels(L, n_clusters, random_state), L_=L,
                            M_=M, Y_=Y, n_iter_=len(objective), objective_history_=objective,
                            support_history_=supports)
+
+
+def _y_step(Z, HLH, Lam1, mu, beta, m):
+    U = Z + ((1 - beta) * (Z @ HLH) + Lam1) / mu
+    return l20_project(U, m), top_rows(U, m)                           # Eq. (8), Theorem 1
+
+
+def _z_step(Xt, Y, HLH, Lam1, mu, beta, m):
+    V = Xt - Y - ((1 - beta) * (Y @ HLH) - Lam1) / mu
+    return Xt - l20_project(V, Xt.shape[0] - m)                        # Eq. (9)
+
+
+def _l_step(M, Y, Z, S, Lam2, mu, beta, alpha, scale):
+    A = scale(M + ((1 - beta) * scale(_double_centre(Y.T @ Z)) + beta * S - Lam2) / mu)
+    return rank_threshold_psd(A, 2.0 * alpha / mu, subset=False)       # Theorem 2
 
 
 def _labels(L, c, random_state):

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
 from ufsbench.errors import UFSBenchError
 from ufsbench.evaluation import clustering_accuracy
@@ -288,3 +289,86 @@ def test_deprecated_mu_warns_and_sets_the_initial_penalty(data):
     assert np.array_equal(old.support_, new.support_)
     with pytest.raises(UFSBenchError, match="must be at least mu0=2.0"):
         make_selector("dgufs", mu=2.0, mu_max=1.0, **kw).fit(data.X)
+
+
+RELEASED = dict(mu0=1e-6, max_iter=5, update_order="zylm", affinity_scaling="minmax")
+
+
+@pytest.mark.parametrize("graph", ["knn_self", "negdist"])
+@pytest.mark.parametrize("order, scaling", [("zylm", "minmax"), ("zylm", "none"),
+                                            ("yzml", "minmax")])
+def test_authors_order_and_scaling_equal_the_dense_reference(graph, order, scaling):
+    # each switch alone and both (the released preset), on the row-sparse path with tied norms
+    X, _ = _blobs(sizes=(12, 12, 16), d=60)
+    X = np.hstack([X, X[:, ::-1], 0.01 * X[:, :30], 0.01 * X[:, :30]])
+    kw = dict(n_features_to_select=7, n_clusters=3, alpha=100.0, random_state=0, graph=graph,
+              update_order=order, affinity_scaling=scaling, max_iter=30)
+    fast = make_selector("dgufs", **kw).fit(X)
+    dense = reference_dgufs(X, **kw)
+    assert fast.n_iter_ == dense.n_iter_
+    for a, b in zip(fast.support_history_, dense.support_history_):
+        assert np.array_equal(a, b)
+    assert np.allclose(fast.L_, dense.L_, atol=1e-10) and np.allclose(fast.Y_, dense.Y_)
+    assert np.allclose(fast.objective_history_, dense.objective_history_, rtol=1e-8, atol=1e-8)
+
+
+def test_authors_order_takes_another_path_than_algorithm_2(data):
+    kw = dict(n_features_to_select=6, n_clusters=3, alpha=100.0, random_state=0, max_iter=30)
+    paper = make_selector("dgufs", **kw).fit(data.X)
+    code = make_selector("dgufs", update_order="zylm", **kw).fit(data.X)
+    assert code.objective_history_ != paper.objective_history_
+    # Z first from Y = 0: the code's first Y-step already holds the lowest-norm features
+    smallest = np.sort(np.argsort(np.linalg.norm(data.X, axis=0))[:6])
+    assert np.array_equal(code.support_history_[0], smallest)
+
+
+@pytest.mark.parametrize("graph", ["knn", "knn_self", "negdist"])
+def test_released_preset_keeps_L_zero_and_selects_the_lowest_norm_features(graph):
+    """The authors' code: speedUp bounds the L-step's eigenvalues by n - 1, far below
+    sqrt(2 alpha / mu) at mu ~ 1e-6, so L stays 0 and the m smallest-norm features remain."""
+    X, _ = _blobs(sizes=(15, 15, 20), d=80)
+    X *= np.linspace(0.5, 3.0, 80)                                  # distinct norms
+    for m in (5, 12):
+        sel = make_selector("dgufs", preset="released", n_features_to_select=m, n_clusters=3,
+                            graph=graph, alpha=0.5, beta=0.9)
+        with pytest.warns(ConvergenceWarning, match="max_iter=5"):
+            sel.fit(X)
+        assert sel.n_iter_ == 5 and not sel.converged_
+        assert not np.any(sel.L_) and set(sel.rank_history_) == {0}
+        smallest = np.argsort(np.linalg.norm(X, axis=0), kind="stable")[:m]
+        assert set(np.flatnonzero(sel.support_)) == set(smallest)
+
+
+def test_minmax_offdiagonal_is_speedup():
+    from ufsbench.methods.dgufs import minmax_offdiagonal
+
+    C = np.array([[5.0, -1.0, 2.0], [3.0, 9.0, 1.0], [0.5, -1.0, -7.0]])
+    expected = np.array([[0.0, 0.0, 0.75], [1.0, 0.0, 0.5], [0.375, 0.0, 0.0]])
+    assert np.array_equal(minmax_offdiagonal(C), expected)
+    assert not np.any(minmax_offdiagonal(np.full((3, 3), 2.0)))     # constant: 0, not 0/0
+
+
+def test_similarity_graphs_are_the_authors_getS_and_negdist():
+    from scipy.spatial.distance import cdist
+
+    from ufsbench.methods.dgufs import similarity_graph
+
+    X = np.random.default_rng(4).normal(size=(25, 7))
+    D = cdist(X, X)
+    G = np.zeros((25, 25))
+    for i in range(25):
+        G[i, np.argsort(D[i], kind="stable")[:4]] = 1.0            # k = 4 including i itself
+    np.testing.assert_array_equal(similarity_graph(X, "knn_self", 4), np.maximum(G, G.T))
+    np.testing.assert_allclose(similarity_graph(X, "negdist"), -D / D.max(), atol=1e-12)
+
+
+def test_stop_is_recorded_with_its_test(data):
+    sel = make_selector("dgufs", n_features_to_select=6, n_clusters=3, alpha=100.0,
+                        max_iter=3)
+    with pytest.warns(ConvergenceWarning, match=r"\|\|Z - Y\|\|_inf < tol"):
+        sel.fit(data.X)
+    assert (sel.n_iter_, sel.converged_) == (3, False)
+    done = make_selector("dgufs", n_features_to_select=6, n_clusters=3, alpha=100.0,
+                         max_iter=300, tol=1e-2).fit(data.X)
+    assert done.converged_ and done.n_iter_ < done.max_iter
+    assert max(done.residual_history_[-1]) < 1e-2 <= max(done.residual_history_[-2])

@@ -1,4 +1,32 @@
-"""DGUFS (Guo & Zhu, "Dependence Guided Unsupervised Feature Selection", AAAI 2018)."""
+"""DGUFS (Guo & Zhu, "Dependence Guided Unsupervised Feature Selection", AAAI 2018).
+
+=============  ========================  ===============================  =======================
+setting        paper (as printed)        authors' code (as released)      our default
+=============  ========================  ===============================  =======================
+S              0/1 kNN graph (Eq. 3),    given by the caller: getS.m      ``graph="knn"``: Eq.
+               k = 5                     (0/1 kNN, the sample itself      (3), k = 5, no
+                                         among its k), or -D/max(D)       self-loops
+mu0            1e-6                      1e-6                             1.0 (1e-6 overflows
+                                                                          without the scaling)
+rho, mu_max    1.1, 1e10                 1.1, 1e10                        1.1, 1e10
+iterations     "less than 50", a cap     5                                50
+stop           --                        ||Z-Y||_inf, ||L-M||_inf < 5e-7  the same
+update order   Y, Z, M, L (Algorithm 2)  Z, Y, L, M                       Y, Z, M, L
+H Y^T Z H, A   as in Eqs. (10)-(12)      min-max of the off-diagonal to   as printed
+                                         [0, 1], zero diagonal            (``affinity_scaling=
+                                         (``speedUp``)                    "none"``)
+M-step         Eq. (11); l0-relaxed      relaxed, gamma = 5e-3            relaxed, gamma = 5e-3
+               (§4.3)
+labels         c leading eigenpairs of   eigs(max(L, L'), c, 'la')        the same, Lanczos
+               L, argmax |V|                                              seeded by random_state
+=============  ========================  ===============================  =======================
+
+``released`` sets mu0=1e-6, max_iter=5, update_order="zylm", affinity_scaling="minmax",
+graph="knn_self" (k = 5): the authors' ``DGUFS.m`` with the S of its ``getS.m``. Its scaling
+bounds the L-step's eigenvalues by n - 1, below the threshold sqrt(2 alpha / mu), which is at
+least 826 for alpha >= 0.5 in its 5 iterations: on n <= 827 samples L stays 0 and the selection is
+the m features of smallest norm.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +42,7 @@ from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import (MEMORY_CONSTRAINT, NON_NEGATIVE, POSITIVE, POSITIVE_INT, UFSSelector,
                                    register)
-from ufsbench.numerics import knn_graph, row_norms, sym
+from ufsbench.numerics import knn_graph, row_norms, squared_distances, sym
 from ufsbench.numerics.linalg import seeded_eigsh
 
 M_UPDATES = ("relaxed", "binary")
@@ -137,6 +165,70 @@ def rank_threshold_psd(A: np.ndarray, eta: float, subset: bool = True):
     return sym((V * w) @ V.T), w
 
 
+GRAPHS = ("knn", "knn_self", "negdist")
+UPDATE_ORDERS = ("yzml", "zylm")
+AFFINITY_SCALINGS = ("none", "minmax")
+
+
+def similarity_graph(X: np.ndarray, graph: str = "knn", k: int = 5) -> np.ndarray:
+    """S of problem (5): ``"knn"`` Eq. (3), the 0/1 kNN graph (either direction, zero
+    diagonal); ``"knn_self"`` the authors' ``getS(X, k, 1)``: the k nearest samples counting the
+    sample itself (so k - 1 others), either direction, unit diagonal; ``"negdist"`` the authors'
+    demo similarity -D / max(D) with D the Euclidean (not squared) distances."""
+    if graph == "knn":
+        return knn_graph(X, k=k, weight="binary")
+    if graph == "knn_self":
+        S = knn_graph(X, k=k - 1, weight="binary") if k > 1 else np.zeros((len(X), len(X)))
+        np.fill_diagonal(S, 1.0)
+        return S
+    D = np.sqrt(squared_distances(X))
+    return -D / max(float(D.max()), np.finfo(float).tiny)
+
+
+def minmax_offdiagonal(C: np.ndarray) -> np.ndarray:
+    """The authors' ``speedUp``: off-diagonal entries scaled affinely onto [0, 1], diagonal 0.
+
+    Constant off-diagonal entries (where ``speedUp`` divides 0 by 0) become 0.
+    """
+    out = np.array(C, dtype=float)
+    np.fill_diagonal(out, np.nan)
+    low, high = np.nanmin(out), np.nanmax(out)
+    out -= low
+    if high > low:
+        out /= high - low
+    else:
+        out[:] = 0.0
+    np.fill_diagonal(out, 0.0)
+    return out
+
+
+class _State:
+    """The n x n iterates L, M, Lambda2, H L H and the penalty mu."""
+
+    def __init__(self, n: int, mu: float):
+        self.L, self.M, self.Lam2 = np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n))
+        self.HLH = _double_centre(self.L)
+        self.mu = mu
+
+
+class _History:
+    """Per-iteration records: objective (5), residuals, mu, rank of L, support of Y."""
+
+    def __init__(self):
+        self.objective, self.residuals, self.mus, self.ranks, self.supports = [], [], [], [], []
+
+    def add(self, objective, residuals, mu, rank, support) -> None:
+        self.objective.append(objective)
+        self.residuals.append(residuals)
+        self.mus.append(mu)
+        self.ranks.append(rank)
+        self.supports.append(support)
+
+
+def _nonzero_rows(B: np.ndarray) -> np.ndarray:
+    return np.flatnonzero(np.any(B != 0, axis=1))
+
+
 @register("dgufs")
 class DGUFS(UFSSelector):
     """Dependence Guided Unsupervised Feature Selection: an exact m-subset and cluster labels.
@@ -175,18 +267,19 @@ class DGUFS(UFSSelector):
     * mu0. With the printed mu0 = 1e-6 the first L-step gives L ~ beta S / mu ~ 1e6 and the
       Y/Z-steps multiply Y by (1-beta) HLH / mu every iteration: on raw data the iterates
       overflow within 3-4 iterations (tested). The authors' code hides this by min-max scaling
-      H Y^T Z H and A to [0, 1] ("speedUp"), but then no eigenvalue of A exceeds
-      sqrt(2 alpha / mu) >= 4472 for the paper's alpha grid and n < 10^3, so L stays 0 and the
-      labels are those of a zero matrix. We keep the equations as printed and start at
-      ``mu0=1.0`` (rho = 1.1, mu_max = 1e10 as printed); ``mu0=1e-6`` is accepted and raises a
-      UFSBenchError when the iterates overflow.
+      H Y^T Z H and A to [0, 1] ("speedUp", ``affinity_scaling="minmax"``), but then no
+      eigenvalue of A exceeds sqrt(2 alpha / mu) >= 4472 for the paper's alpha grid and
+      n < 10^3, so L stays 0 and the labels are those of a zero matrix. We keep the equations as
+      printed and start at ``mu0=1.0`` (rho = 1.1, mu_max = 1e10 as printed); ``mu0=1e-6``
+      without the scaling is accepted and raises a UFSBenchError when the iterates overflow.
     * Iteration cap. The paper: "converges within less than 50 iterations" and "we set a maximum
       iteration number"; the authors' code: 5 iterations, tol 5e-7 on the inf-norms of Z - Y and
       L - M. We use ``max_iter=50`` (the paper's bound: the L-step sees mu grow by 1.1^50 ~ 117),
       ``tol=5e-7`` on the same inf-norms, checked before the multiplier update as the code does.
       Five iterations leave ||L - M|| far from 0 (the tests run longer to show the decrease).
-    * Update order: Algorithm 2's Y, Z, M, L (the code does Z, Y, L, M; with Y = 0 at the start
-      both give the same first support).
+    * Update order: Algorithm 2's Y, Z, M, L (the code does Z, Y, L, M: ``update_order=
+      "zylm"``; from Y = 0 the code's first Y-step already holds the support that Algorithm 2's
+      second one reaches, and the iterates differ afterwards).
     * Feature selection behaviour, a property of Eqs. (8)-(9), not an implementation choice:
       starting from Y = Z = Lambda1 = 0, the first Z-step keeps X on the m rows of *smallest*
       l2 norm (X - Z keeps the d - m largest rows of U = X). Afterwards a row outside the support
@@ -194,7 +287,9 @@ class DGUFS(UFSSelector):
       only move towards low-norm features; on raw data DGUFS therefore selects low-norm features
       whatever the clustering (tested; planted high-variance features are not found). No
       preprocessing is stated in the paper and the authors' code uses raw X; so do we.
-    * S: the 0/1 kNN graph of Eq. (3) with k = 5 (the authors' demos use -dist/max instead).
+    * S: the 0/1 kNN graph of Eq. (3) with k = 5 (``graph="knn"``). The authors' code takes S
+      from its caller: ``getS.m`` (``graph="knn_self"``: the sample counts as one of its own k
+      nearest, unit diagonal) or -D / max(D) (``graph="negdist"``, Euclidean D).
     * Labels (§4.3, Algorithm 2 step 10): V-hat = (R diag(sqrt(xi)))^T from the ``n_clusters``
       largest eigenpairs of L (the model has rank(L) = c; the code's eigs(L, c, 'la')), label of
       sample j = row of the largest |V-hat_ij|. These eigenpairs come from ARPACK (Lanczos) with a
@@ -222,11 +317,18 @@ class DGUFS(UFSSelector):
     alpha : weight of rank(L) (paper grid 1e1..1e5).
     beta : trade-off in (0, 1) between the graph term and the HSIC term (grid 0.1..0.9).
     k : neighbours of the 0/1 kNN graph S of Eq. (3) (the paper: 5).
+    graph : {"knn", "knn_self", "negdist"}, default "knn"
+        S: Eq. (3); the authors' ``getS.m`` (k nearest counting the sample itself); -D/max(D).
     m_update : "relaxed" (§4.3, M in [0, 1] with gamma ||M||_0; the paper's recommendation) or
         "binary" (Eq. (11)).
     gamma : l0 weight of the relaxed M-step (the paper: 0.005).
     mu0, rho, mu_max : initial ADMM penalty, its growth factor and cap (Eq. (15)).
     max_iter, tol : iteration cap and inf-norm tolerance on Z - Y and L - M.
+    update_order : {"yzml", "zylm"}, default "yzml"
+        Algorithm 2's Y, Z, M, L or the authors' code's Z, Y, L, M.
+    affinity_scaling : {"none", "minmax"}, default "none"
+        "minmax": the authors' ``speedUp``, the off-diagonal of H Y^T Z H and of the L-step's
+        matrix A scaled onto [0, 1] with a zero diagonal (:func:`minmax_offdiagonal`).
     memory : None, str or joblib.Memory, default None
         Where to cache the kNN graph S (it depends on X and k only); None computes it on
         every fit.
@@ -236,10 +338,11 @@ class DGUFS(UFSSelector):
     Attributes
     ----------
     support_, labels_, L_ (n x n), M_ (n x n), Y_ (d x n, the paper's layout), n_iter_,
+    converged_ (whether the inf-norm test, not max_iter, ended the fit),
     objective_history_ (objective (5) at each iterate), residual_history_ (pairs (||Z - Y||_inf, ||L
     - M||_inf)), mu_history_ (the mu used in each iteration's updates), rank_history_,
-    support_history_ (the m rows Theorem 1 keeps in each Y-step; Y is 0 off them, and is the zero
-    matrix in iteration 1 because Z = 0).
+    support_history_ (the m rows Theorem 1 keeps in each Y-step; Y is 0 off them, and in
+    Algorithm 2's order the zero matrix in iteration 1 because Z = 0).
     """
 
     selection_kind = "subset"
@@ -250,6 +353,7 @@ class DGUFS(UFSSelector):
         "alpha": POSITIVE,
         "beta": [Interval(Real, 0, 1, closed="neither")],
         "k": POSITIVE_INT,
+        "graph": [StrOptions(set(GRAPHS))],
         "m_update": [StrOptions(set(M_UPDATES))],
         "gamma": NON_NEGATIVE,
         "mu0": POSITIVE,
@@ -260,19 +364,23 @@ class DGUFS(UFSSelector):
         "max_iter": POSITIVE_INT,
         # 0 runs all max_iter iterations.
         "tol": NON_NEGATIVE,
+        "update_order": [StrOptions(set(UPDATE_ORDERS))],
+        "affinity_scaling": [StrOptions(set(AFFINITY_SCALINGS))],
         "memory": MEMORY_CONSTRAINT,
         "mu": [Interval(Real, 0, None, closed="neither"), Hidden(StrOptions({DEPRECATED}))],
     }
 
     def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None, alpha=1e3,
-                 beta=0.5, k=5, m_update="relaxed", gamma=0.005, mu0=1.0, rho=1.1, mu_max=1e10,
-                 max_iter=50, tol=5e-7, memory=None, mu=DEPRECATED):
+                 beta=0.5, k=5, graph="knn", m_update="relaxed", gamma=0.005, mu0=1.0, rho=1.1,
+                 mu_max=1e10, max_iter=50, tol=5e-7, update_order="yzml", affinity_scaling="none",
+                 memory=None, mu=DEPRECATED):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
         self.alpha = alpha
         self.beta = beta
         self.k = k
+        self.graph = graph
         self.m_update = m_update
         self.gamma = gamma
         self.mu0 = mu0
@@ -280,6 +388,8 @@ class DGUFS(UFSSelector):
         self.mu_max = mu_max
         self.max_iter = max_iter
         self.tol = tol
+        self.update_order = update_order
+        self.affinity_scaling = affinity_scaling
         self.memory = memory
         self.mu = mu
 
@@ -295,76 +405,102 @@ class DGUFS(UFSSelector):
         n, d = X.shape
         m, beta = self.n_features_to_select_, float(self.beta)
         k = min(self.k, n - 1)
-        S = cached_call(self.memory, knn_graph, X, k=k, weight="binary")           # Eq. (3)
-        Xt = X.T                                                        # paper layout, d x n
-        rows = _ActiveRows(Xt)                              # Y, Z, Lambda1 on their live rows
-        L, M, Lam2 = np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n))
-        HLH = _double_centre(L)
-        mu0 = self.mu0
-        if self.mu != DEPRECATED:
-            warnings.warn("DGUFS's mu is deprecated and will be removed in the next release; "
-                          "use mu0", FutureWarning, stacklevel=3)
-            mu0 = self.mu
-        mu = float(mu0)
-        objective, residuals, mus, ranks, supports = [], [], [], [], []
-        with np.errstate(over="ignore", invalid="ignore"):  # overflow -> error below
+        if self.graph == "knn":
+            S = cached_call(self.memory, knn_graph, X, k=k, weight="binary")       # Eq. (3)
+        else:
+            S = cached_call(self.memory, similarity_graph, X, graph=self.graph, k=k)
+        rows = _ActiveRows(X.T)                     # paper layout, d x n: Y, Z, Lambda1 rows
+        mu0 = self._initial_mu()
+        state = _State(n, float(mu0))
+        history = _History()
+        zylm = self.update_order == "zylm"
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow -> error in _l_step
             for it in range(self.max_iter):
                 rows.add_candidates(m)
-                Xb, Z, Lam1 = Xt[rows.idx], rows.Z, rows.Lam
-                # Y-step (8) by Theorem 1: keep the m largest rows of U (U = 0 off rows.idx).
-                U = Z + ((1 - beta) * (Z @ HLH) + Lam1) / mu
-                y_loc = _largest_rows(row_norms(U), rows.idx, m)
-                Y = np.zeros_like(U)
-                Y[y_loc] = U[y_loc]
-                # Z-step (9): X - Z keeps the d - m largest rows of V (V = X off rows.idx).
-                YHLH = _on_rows(Y, HLH, y_loc)                  # Y = 0 off y_loc
-                V = Xb - Y - ((1 - beta) * YHLH - Lam1) / mu
-                Z = Xb - V
-                dropped = _smallest_rows(row_norms(V), rows.idx, m)
-                Z[dropped] = Xb[dropped]
-                # M-step (11) or its relaxation, then M = M' - diag(M') + I.
-                M = m_step(L + Lam2 / mu, mu, self.m_update, float(self.gamma))
-                # L-step: Theorem 2 with A = M + ((1-beta) H Y^T Z H + beta S - Lambda2) / mu.
-                YtZ = Y[y_loc].T @ Z[y_loc]
-                A = M + ((1 - beta) * _double_centre(YtZ) + beta * S - Lam2) / mu
-                if not np.all(np.isfinite(A)):
-                    raise UFSBenchError(
-                        f"DGUFS diverged at iteration {it + 1} (iterates overflowed) with "
-                        f"mu0={mu0}; the L-step scales like 1/mu: start with a larger mu0 "
-                        f"(default 1.0)")
-                L, kept = rank_threshold_psd(A, 2.0 * self.alpha / mu)
-                HLH = _double_centre(L)                 # also the next iteration's H L H
+                mu = state.mu
+                if zylm:        # the authors' code: Z, Y (8)-(9), then L, then M
+                    Z = self._z_step(rows, rows.Y, _nonzero_rows(rows.Y), state, beta)
+                    Y, y_loc = self._y_step(rows, Z, state, beta)
+                    L, kept = self._l_step(state.M, Y, y_loc, Z, S, state, beta, it, mu0)
+                    M = m_step(L + state.Lam2 / mu, mu, self.m_update, float(self.gamma))
+                else:           # Algorithm 2: Y, Z, M, L
+                    Y, y_loc = self._y_step(rows, rows.Z, state, beta)
+                    Z = self._z_step(rows, Y, y_loc, state, beta)
+                    M = m_step(state.L + state.Lam2 / mu, mu, self.m_update, float(self.gamma))
+                    L, kept = self._l_step(M, Y, y_loc, Z, S, state, beta, it, mu0)
+                state.L, state.M = L, M
+                state.HLH = _double_centre(L)           # also the next iteration's H L H
                 ZmY = Z - Y
                 r1, r2 = float(np.max(np.abs(ZmY))), float(np.max(np.abs(L - M)))
-                hsic = float(np.sum((Y[y_loc] @ HLH) * Y[y_loc]))
-                objective.append(-beta * float(np.sum(S * L)) - (1 - beta) * hsic
-                                 + self.alpha * len(kept))                  # objective (5)
-                residuals.append((r1, r2))
-                mus.append(mu)
-                ranks.append(len(kept))
-                supports.append(rows.idx[y_loc])
+                hsic = float(np.sum((Y[y_loc] @ state.HLH) * Y[y_loc]))
+                history.add(-beta * float(np.sum(S * L)) - (1 - beta) * hsic
+                            + self.alpha * len(kept), (r1, r2), mu, len(kept), rows.idx[y_loc])
                 rows.Y, rows.Z = Y, Z
-                if r1 < self.tol and r2 < self.tol:
+                converged = r1 < self.tol and r2 < self.tol
+                if converged:
                     break
-                Lam1 += mu * ZmY                                            # Eq. (13)
-                Lam2 += mu * (L - M)                                        # Eq. (14)
-                mu = min(self.rho * mu, self.mu_max)                        # Eq. (15)
+                rows.Lam += mu * ZmY                                        # Eq. (13)
+                state.Lam2 += mu * (L - M)                                  # Eq. (14)
+                state.mu = min(self.rho * mu, self.mu_max)                  # Eq. (15)
                 rows.drop_zero_rows()
+        self._finish(rows, state, history, m, d)
+        self._stopped(len(history.objective), converged,
+                      test="||Z - Y||_inf < tol and ||L - M||_inf < tol")
+
+    def _initial_mu(self) -> float:
+        if self.mu != DEPRECATED:
+            warnings.warn("DGUFS's mu is deprecated and will be removed in the next release; "
+                          "use mu0", FutureWarning, stacklevel=4)
+            return self.mu
+        return self.mu0
+
+    def _y_step(self, rows: "_ActiveRows", Z: np.ndarray, state: "_State", beta: float):
+        """Eq. (8) by Theorem 1: keep the m largest rows of U (U = 0 off rows.idx)."""
+        U = Z + ((1 - beta) * (Z @ state.HLH) + rows.Lam) / state.mu
+        y_loc = _largest_rows(row_norms(U), rows.idx, self.n_features_to_select_)
+        Y = np.zeros_like(U)
+        Y[y_loc] = U[y_loc]
+        return Y, y_loc
+
+    def _z_step(self, rows: "_ActiveRows", Y: np.ndarray, y_loc: np.ndarray, state: "_State",
+                beta: float) -> np.ndarray:
+        """Eq. (9): X - Z keeps the d - m largest rows of V (V = X off rows.idx)."""
+        Xb = rows.Xt[rows.idx]
+        YHLH = _on_rows(Y, state.HLH, y_loc)                # Y = 0 off y_loc
+        V = Xb - Y - ((1 - beta) * YHLH - rows.Lam) / state.mu
+        Z = Xb - V
+        dropped = _smallest_rows(row_norms(V), rows.idx, self.n_features_to_select_)
+        Z[dropped] = Xb[dropped]
+        return Z
+
+    def _l_step(self, M, Y, y_loc, Z, S, state: "_State", beta: float, it: int, mu0: float):
+        """Theorem 2 with A = M + ((1-beta) H Y^T Z H + beta S - Lambda2) / mu (the authors'
+        code min-max scales H Y^T Z H and A first: ``affinity_scaling="minmax"``)."""
+        scale = minmax_offdiagonal if self.affinity_scaling == "minmax" else (lambda C: C)
+        HYZH = scale(_double_centre(Y[y_loc].T @ Z[y_loc]))
+        A = scale(M + ((1 - beta) * HYZH + beta * S - state.Lam2) / state.mu)
+        if not np.all(np.isfinite(A)):
+            raise UFSBenchError(
+                f"DGUFS diverged at iteration {it + 1} (iterates overflowed) with "
+                f"mu0={mu0}; the L-step scales like 1/mu: start with a larger mu0 "
+                f"(default 1.0)")
+        return rank_threshold_psd(A, 2.0 * self.alpha / state.mu)
+
+    def _finish(self, rows: "_ActiveRows", state: "_State", history: "_History", m: int,
+                d: int) -> None:
         Y = rows.full(rows.Y)
-        support = np.zeros(d, dtype=bool)
-        support[supports[-1]] = True
         nonzero = int(np.count_nonzero(row_norms(Y) > 0))
         if nonzero != m:  # some kept rows of Y are zero, e.g. all-zero features of X
             raise UFSBenchError(f"DGUFS ended with {nonzero} non-zero rows of Y instead of m={m}; "
                                 f"drop all-zero features of X or raise max_iter")
-        self.support_ = support
-        self.L_, self.M_, self.Y_ = L, M, Y
-        self.n_iter_ = len(objective)
-        self.objective_history_ = objective
-        self.residual_history_ = residuals
-        self.mu_history_ = mus
-        self.rank_history_ = ranks
-        self.support_history_ = supports
+        self.support_ = np.zeros(d, dtype=bool)
+        self.support_[history.supports[-1]] = True
+        self.L_, self.M_, self.Y_ = state.L, state.M, Y
+        self.objective_history_ = history.objective
+        self.residual_history_ = history.residuals
+        self.mu_history_ = history.mus
+        self.rank_history_ = history.ranks
+        self.support_history_ = history.supports
         self.labels_ = self._labels_for_seed(self.random_state)
 
     def _labels_for_seed(self, random_state) -> np.ndarray:
