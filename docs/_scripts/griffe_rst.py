@@ -7,7 +7,9 @@
   become that attribute's docstring;
 - a parameter written ``name : description`` on one line (the short form several selectors
   use) is read as a description, not as a type; a free sentence inside a Parameters section
-  joins the item above it.
+  joins the item above it;
+- reST literal-block markers (a paragraph ending in ``::``, ``.. code-block::``) are dropped:
+  the indented block that follows is a code block in Markdown as it is.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ ROLE = re.compile(r":(?:func|class|mod|meth|data|attr|obj|exc):`(~?)([^`]+)`")
 SECTIONS = ("Parameters", "Other Parameters", "Attributes")
 ITEM = re.compile(r"^(\*{0,2}[A-Za-z_]\w*(?:\s*,\s*\*{0,2}[A-Za-z_]\w*)*)\s*:\s*(.*)$")
 NAMES_ONLY = re.compile(r"^\*{0,2}[A-Za-z_]\w*(?:\s*,\s*\*{0,2}[A-Za-z_]\w*)*$")
+#: reST's literal-block marker at the end of a paragraph ("Eq. (3)::" -> "Eq. (3):").
+LITERAL = re.compile(r"[ \t]*::$", re.M)
+#: A reST code-block directive line (its indented body stays, as a Markdown code block).
+CODE_BLOCK = re.compile(r"^[ \t]*\.\. code-block::.*\n", re.M)
 #: A parenthesis a type may hold: a shape such as (n, d) or an interval after "in".
 TYPE_PAREN = re.compile(r"(?:shape|in)\s*[(\[][^)\]]*[)\]]|\((?:[A-Za-z_]\w*\s*,?\s*)+\)")
 
@@ -122,6 +128,7 @@ class RstDocstrings(griffe.Extension):
             if obj.docstring is None:
                 continue
             value = ROLE.sub(lambda m, o=obj: _role(o, m), obj.docstring.value)
+            value = CODE_BLOCK.sub("", LITERAL.sub(":", value))
             obj.docstring.value = "\n".join(_section_items(value.split("\n")))
 
 
