@@ -6,12 +6,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_every_subpackage_is_listed_in_pyproject():
+def test_every_subpackage_is_found_by_setuptools():
+    from setuptools import find_packages
+
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    listed = set(config["packages"])
+    assert config["packages"]["find"]["where"] == ["src"]
     found = {".".join(p.parent.relative_to(ROOT / "src").parts)
              for p in (ROOT / "src" / "ufsbench").rglob("__init__.py")}
-    assert found <= listed, f"add {sorted(found - listed)} to [tool.setuptools] packages"
+    assert found <= set(find_packages(ROOT / "src"))
     assert config["package-dir"] == {"": "src"}
     assert (ROOT / "src" / "ufsbench" / "configs" / "config.yaml").is_file()
     assert "configs/*/*.yaml" in config["package-data"]["ufsbench"]
