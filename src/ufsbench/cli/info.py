@@ -44,6 +44,8 @@ def _report(args: list[str]) -> None:
     protocol.add_argument("--nmi", choices=list(NMI_NORMALISATIONS),
                           help="the records' NMI normalisation")
     opts = parser.parse_args(args)
+    if opts.html:   # before any output: without the plots extra this ends in one line
+        from ufsbench.html import write_html
     df = load_results(opts.results_dir)
     if opts.dataset and not df.empty:
         df = df[df["dataset"].isin(opts.dataset)]
@@ -71,8 +73,6 @@ def _report(args: list[str]) -> None:
                                   metrics=opts.metric, rules=opts.rule):
             print(f"wrote {path}", file=sys.stderr)
     if opts.html:
-        from ufsbench.html import write_html
-
         page = write_html(df, opts.html, summary=opts.summary, failed=failed, left_out=left_out)
         print(f"wrote {page}", file=sys.stderr)
 
