@@ -172,6 +172,24 @@ def _figure(exp: dict, out_dir: Path, df: pd.DataFrame, methods, data_dir) -> pd
     return figure.reset_index(drop=True)
 
 
+def _provenance(records: pd.DataFrame) -> str:
+    """When and at which commit(s) the records were written (from their files)."""
+    import json
+    import os
+
+    if records.empty:
+        return "no records in the store"
+    commits, times = set(), []
+    for path in records["path"]:
+        with open(path) as fh:
+            commits.add(((json.load(fh).get("env") or {}).get("git_commit") or "unknown")[:7])
+        times.append(os.path.getmtime(path))
+    first, last = (_dt.datetime.fromtimestamp(t, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
+                   for t in (min(times), max(times)))
+    return (f"{len(records)} records (K-means only, no fits) written from {first} to {last} "
+            f"UTC at commit {', '.join(sorted(commits))}")
+
+
 def add_rows(names, results_dir, out_dir=None, methods=BASELINE_METHODS, data_dir=None,
              command: str = "", log=print) -> list[Path]:
     """Lay the rows of ``methods`` (computed from the store at ``results_dir``) into the
@@ -196,11 +214,10 @@ def add_rows(names, results_dir, out_dir=None, methods=BASELINE_METHODS, data_di
         cells = mark_chance_level(exp, _ordered(exp, pd.concat([kept, new]), published), part)
         header = committed_header(out_dir / f"{name}.md")
         header["rows added since"] = (
-            f"{', '.join(_row_ids(exp, methods))} computed on "
+            f"{', '.join(_row_ids(exp, methods))}: {_provenance(part)}; laid in on "
             f"{_dt.datetime.now().isoformat(timespec='seconds')} at commit "
-            f"{environment().get('git_commit') or 'unknown'} by `{command or '(library call)'}` "
-            f"into a store of their own records (K-means only, no fits); every other cell is "
-            f"the run above, read back from {name}.csv (two decimals)")
+            f"{environment().get('git_commit') or 'unknown'} by `{command or '(library call)'}`; "
+            f"every other cell is the run above, read back from {name}.csv (two decimals)")
         written += write_outputs(exp, cells, out_dir, header, 1,
                                  _figure(exp, out_dir, part, methods, data_dir))
         log(f"{exp['paper']}: wrote {out_dir / name}.md with {len(new)} new cells")
