@@ -174,3 +174,66 @@ def test_fit_equals_reference_computation(method, params, d):
     sel.fit(X)
     np.testing.assert_array_equal(sel.W_, W)
     assert sel.objective_history_ == history
+
+
+# -- the released preset's switches: a given start, D0 = I, the fixed count -----------------------
+def _start(rng, n, d, c):
+    return {"E": np.linalg.qr(rng.uniform(size=(n, c)))[0],
+            "B": np.linalg.qr(rng.uniform(size=(c, c)))[0],
+            "W": rng.uniform(size=(d, c)), "H": rng.uniform(size=(n, c))}
+
+
+@pytest.mark.parametrize("d_init", ["start", "identity"])
+def test_given_start_and_first_weights_are_used_as_han_s_code_does(data, d_init):
+    """One outer iteration by hand from an injected (E0, B0, W0, H0): the inner E/H rounds, B, then
+    W = (X^T X + lambda D0)^{-1} X^T E B^T with D0 = I ("identity") or reweighted from W0."""
+    X = data.X - data.X.mean(axis=0)
+    n, d = X.shape
+    start = _start(np.random.default_rng(3), n, d, 3)
+    sel = make_selector("socfs", n_clusters=3, lambda_=5.0, lambda2=2.0, max_iter=1,
+                        inner_iter=4, tol=0.0, init=start, d_init=d_init).fit(data.X)
+    E, H, XW = start["E"], start["H"], X @ start["W"]
+    for _ in range(4):
+        E = orthonormal_polar(XW @ start["B"] + 2.0 * H)
+        H = np.maximum(E, 0.0)
+    B = orthonormal_polar(XW.T @ E)
+    D0 = np.ones(d) if d_init == "identity" else l21_reweight(start["W"], sel.eps)
+    W = np.linalg.solve(X.T @ X + 5.0 * np.diag(D0), X.T @ E @ B.T)
+    np.testing.assert_allclose(sel.W_, W, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(sel.E_, E, atol=1e-12)
+
+
+def test_given_start_makes_the_fit_independent_of_the_seed(data):
+    start = _start(np.random.default_rng(4), *data.X.shape, 3)
+    a = make_selector("socfs", n_clusters=3, random_state=0, init=start, max_iter=3,
+                      tol=0.0).fit(data.X)
+    b = make_selector("socfs", n_clusters=3, random_state=9, init=start, max_iter=3,
+                      tol=0.0).fit(data.X)
+    np.testing.assert_array_equal(a.scores_, b.scores_)
+
+
+@pytest.mark.parametrize("bad", [dict(E=None), dict(W=np.ones((5, 3))), dict(Q=np.ones(3))])
+def test_a_malformed_start_is_refused(data, bad):
+    start = _start(np.random.default_rng(5), *data.X.shape, 3)
+    start.update(bad)
+    start = {k: v for k, v in start.items() if v is not None}
+    with pytest.raises(UFSBenchError, match="init"):
+        make_selector("socfs", n_clusters=3, init=start).fit(data.X)
+
+
+def test_fixed_count_is_the_requested_stop_and_a_capped_tolerance_warns(data):
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        fixed = make_selector("socfs", n_clusters=3, random_state=0, max_iter=4, tol=0.0).fit(data.X)
+    assert fixed.n_iter_ == 4 and fixed.converged_
+    with pytest.warns(ConvergenceWarning, match="max_iter=2"):
+        capped = make_selector("socfs", n_clusters=3, random_state=0, max_iter=2,
+                               tol=1e-30).fit(data.X)
+    assert capped.n_iter_ == 2 and not capped.converged_
+    stopped = make_selector("socfs", n_clusters=3, random_state=0, max_iter=500, tol=1e-4).fit(data.X)
+    h = stopped.objective_history_
+    assert stopped.converged_ and stopped.n_iter_ == len(h) < 500
+    assert h[-2] - h[-1] <= 1e-4 * abs(h[-2])

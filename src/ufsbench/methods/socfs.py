@@ -1,4 +1,33 @@
-"""SOCFS (Han & Kim, CVPR 2015) and its triplet-regularised variant of UFSOL's Table 2."""
+"""SOCFS (Han & Kim, CVPR 2015) and its triplet-regularised variant of UFSOL's Table 2.
+
+Settings of SOCFS: the paper (its text is not available here; the model as restated by UFSOL
+§2.2 and the header of Han's code), the authors' code as released (AutoUFSTool
+``UFSs/SOCFS/SOCFS.m``, Han's "Revised Aug, 2015"; preset ``released``) and our default.
+
+=============  ==========================  ===================================  ====================
+setting        paper (as restated)         authors' code (as released)          our default
+=============  ==========================  ===================================  ====================
+bias b         in the model                b-step commented out: b = 0          b = 0
+m              projection dimension        d when not passed (errors for        c (n_components=None)
+                                           d > n); the cases pass m = c
+lambda         tuned (UFSOL: 1e-6 .. 1e6)  100                                  100 (grid 1e-6 .. 1e6)
+lambda2        E >= 0 splitting penalty    100                                  100
+start          not stated                  E = orth(rand(n, m)),                E, B: Q factors of
+                                           B = orth(rand(m, m)), W, H = rand    uniform draws; W, H
+                                                                                uniform
+D0             not stated                  I                                    reweighted from W0
+eps in D       not stated                  2.2e-16                              1e-8
+iterations     not stated                  50 x 50, fixed                       50 x 50 at most; stop
+                                                                                at relative decrease
+                                                                                <= 1e-7
+ranking        ||w_i|| decreasing          sort ascending (worst first)         ||w_i|| decreasing
+=============  ==========================  ===================================  ====================
+
+``released`` sets lambda_ = lambda2 = 100, 50 x 50 iterations with tol=0 (the fixed count is then
+the stop: ``converged_`` True), d_init="identity", eps=2.2e-16; its start is drawn from
+``random_state`` unless ``init`` gives (E0, B0, W0, H0) (``ufsbench.conformance.socfs`` injects
+the recorded Octave draws: the selection moves a lot with the start).
+"""
 
 from __future__ import annotations
 
@@ -11,11 +40,16 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
 from ufsbench.cache import cached_call
+from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, register
 from ufsbench.numerics import l21_reweight, orthonormal_polar, row_norms
 from ufsbench.numerics.gram_solve import solve_gram_plus_diag
 from ufsbench.numerics.irls import smoothed_l21_norm
 from ufsbench.numerics.triplet import ordinal_laplacian, sparse_triplet_weights
+
+#: The weights of the first W-step: "start" (the l2,1 reweighting of the start W0) or
+#: "identity" (D0 = I, Han's code).
+D_INITS = ("start", "identity")
 
 
 def regression_step(X: np.ndarray, metric):
@@ -67,9 +101,15 @@ class SOCFS(UFSSelector):
       B^T B = I.
     * Start as Han's code: E = orth(rand(n, c)), B = orth(rand(m, c)), W and H uniform random,
       drawn from ``random_state``.
+    * ``init`` (a dict of the four arrays "E" (n x c), "B" (m x c), "W" (d x m), "H" (n x c))
+      replaces the random start; the arrays are used as given.
+    * The first W-step's weights: ``d_init="start"`` reweights from the random W0 (so the first
+      step is already the MM step of the l2,1 surrogate at W0); ``"identity"`` uses D0 = I as
+      Han's code (a plain ridge step first).
     * Han's code runs a fixed 50 x 50 iterations; we keep those caps (``max_iter``,
       ``inner_iter``) and additionally stop when the relative objective decrease over an outer
-      iteration falls below ``tol`` (``tol=0`` reproduces the fixed count).
+      iteration is at most ``tol`` (``tol=0`` reproduces the fixed count, which is then the
+      stop rule; with tol > 0 a fit the cap ends warns, ``converged_`` False).
     * eps = 1e-8 inside the square root of the l2,1 reweighting (the paper gives no value).
     * ``labels_`` = argmax of each row of E.
 
@@ -90,6 +130,10 @@ class SOCFS(UFSSelector):
         Smoothing of the l2,1 reweighting.
     center : bool, default True
         Centre every feature (Han's code).
+    init : None or dict, default None
+        The start {"E", "B", "W", "H"} (see above); None draws it from ``random_state``.
+    d_init : "start" or "identity", default "start"
+        The first W-step's l2,1 weights (see above).
     m : deprecated
         The old name of ``n_components`` (a FutureWarning; removed in the next release).
 
@@ -105,6 +149,8 @@ class SOCFS(UFSSelector):
         The smoothed objective after each outer iteration (non-increasing).
     n_iter_ : int
         Outer iterations run.
+    converged_ : bool
+        Whether the ``tol`` test (or, with tol=0, the fixed count) ended the fit.
     """
 
     _parameter_constraints = {
@@ -120,11 +166,14 @@ class SOCFS(UFSSelector):
         # eps > 0 keeps D_ii = 1 / (2 sqrt(||w_i||^2 + eps)) finite for zero rows of W.
         "eps": [Interval(Real, 0, np.inf, closed="neither")],
         "center": ["boolean"],
+        # None draws the start from random_state; a dict gives it: {"E", "B", "W", "H"}.
+        "init": [None, dict],
+        "d_init": [StrOptions(set(D_INITS))],
     }
 
     def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None, lambda_=100.0,
                  lambda2=100.0, n_components=None, max_iter=50, inner_iter=50, tol=1e-7,
-                 eps=1e-8, center=True, m="deprecated"):
+                 eps=1e-8, center=True, m="deprecated", init=None, d_init="start"):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -137,6 +186,8 @@ class SOCFS(UFSSelector):
         self.tol = tol
         self.eps = eps
         self.center = center
+        self.init = init
+        self.d_init = d_init
 
     # Hook for the triplet variant: an (n, n) PSD matrix P (sparse) adding
     # alpha Tr(W^T X^T P X W).
@@ -148,6 +199,31 @@ class SOCFS(UFSSelector):
         if self.m != "deprecated":
             return "m", self.m
         return "n_components", self.n_components
+
+    def _start(self, n: int, d: int, c: int, m: int) -> tuple[np.ndarray, ...]:
+        """(E0, B0, W0, H0): drawn from ``random_state`` (E0, B0 the Q factors of uniform
+        draws, W0, H0 uniform), or the arrays of ``init`` as given, once their shapes are
+        checked (Han's code draws the same kinds of matrix, with ``orth`` for E0 and B0)."""
+        if self.init is None:
+            rng = check_random_state(self.random_state)
+            E = np.linalg.qr(rng.uniform(size=(n, c)))[0]
+            B = np.linalg.qr(rng.uniform(size=(m, c)))[0]
+            W = rng.uniform(size=(d, m))
+            H = rng.uniform(size=(n, c))
+            return E, B, W, H
+        shapes = {"E": (n, c), "B": (m, c), "W": (d, m), "H": (n, c)}
+        if set(self.init) != set(shapes):
+            raise UFSBenchError(f"{type(self).__name__}: init must give exactly the keys "
+                                f"E, B, W, H; got {sorted(self.init)}")
+        start = []
+        for key, shape in shapes.items():
+            value = np.array(self.init[key], dtype=float)
+            if value.shape != shape or not np.all(np.isfinite(value)):
+                raise UFSBenchError(f"{type(self).__name__}: init[{key!r}] must be a finite "
+                                    f"{shape} array (n, d, m, c = {n}, {d}, {m}, {c}); got "
+                                    f"shape {value.shape}")
+            start.append(value)
+        return tuple(start)
 
     def _check_parameter_relations(self) -> None:
         name, value = self._projection_dim()
@@ -166,11 +242,7 @@ class SOCFS(UFSSelector):
         m = c if value is None else int(value)
         if self.center:
             X = X - X.mean(axis=0)
-        rng = check_random_state(self.random_state)
-        E = np.linalg.qr(rng.uniform(size=(n, c)))[0]
-        B = np.linalg.qr(rng.uniform(size=(m, c)))[0]
-        W = rng.uniform(size=(d, m))
-        H = rng.uniform(size=(n, c))
+        E, B, W, H = self._start(n, d, c, m)
         P = self._graph_penalty(X)
         metric = None if P is None else sp.identity(n, format="csr") + P      # sparse I + P
         w_step = regression_step(X, metric)
@@ -183,22 +255,28 @@ class SOCFS(UFSSelector):
                 value += float(np.sum(XW * (P @ XW)))
             return float(value)
 
-        history = []
-        self.n_iter_ = 0
+        history, converged = [], False
         XW = X @ W
+        # The first W-step's l2,1 weights: from the start W0, or D0 = I (Han's code).
+        weights = np.ones(d) if self.d_init == "identity" else l21_reweight(W, eps)
         for _ in range(self.max_iter):
             XWB = XW @ B                        # fixed during the inner loop
             for _ in range(self.inner_iter):
                 E = orthonormal_polar(XWB + lam2 * H)
                 H = np.maximum(E, 0.0)
             B = orthonormal_polar(XW.T @ E)
-            W = w_step(E @ B.T, lam * l21_reweight(W, eps))
+            W = w_step(E @ B.T, lam * weights)
+            weights = l21_reweight(W, eps)
             XW = X @ W                          # for the objective and the next iteration
             history.append(objective(XW, W, B, E, H))
-            self.n_iter_ += 1
             if (len(history) > 1 and self.tol > 0
                     and history[-2] - history[-1] <= self.tol * abs(history[-2])):
+                converged = True
                 break
+        # tol = 0 asks for the fixed count of Han's code: reaching it is the requested stop.
+        self._stopped(len(history), converged or self.tol == 0,
+                      test="relative objective decrease <= tol" if self.tol > 0
+                      else "fixed count of max_iter iterations (tol=0)")
         self.W_, self.B_, self.E_, self.H_ = W, B, E, H
         self.objective_history_ = history
         self.labels_ = np.argmax(E, axis=1)
