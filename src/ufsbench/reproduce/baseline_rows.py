@@ -203,7 +203,8 @@ def add_rows(names, results_dir, out_dir=None, methods=BASELINE_METHODS, data_di
     written = []
     for name in names:
         exp = load_experiment(name)
-        part = df[df["method"].isin(methods) & ~df["stale"]] if len(df) else df
+        part = df[df["method"].isin(methods) & df["dataset"].isin(exp["datasets"].values())
+                  & ~df["stale"]] if len(df) else df
         if len(part):
             part, _ = one_protocol(part, report_protocol(exp))
         published = load_published(exp["published"])
