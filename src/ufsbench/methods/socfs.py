@@ -326,11 +326,12 @@ class SOCFSTriplet(SOCFS):
 
     def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None, lambda_=100.0,
                  lambda2=100.0, alpha=1.0, k=5, n_components=None, max_iter=50, inner_iter=50,
-                 tol=1e-7, eps=1e-8, center=True, m="deprecated", memory=None):
+                 tol=1e-7, eps=1e-8, center=True, m="deprecated", init=None, d_init="start",
+                 memory=None):
         super().__init__(n_features_to_select=n_features_to_select, n_clusters=n_clusters,
                          random_state=random_state, lambda_=lambda_, lambda2=lambda2,
                          n_components=n_components, max_iter=max_iter, inner_iter=inner_iter,
-                         tol=tol, eps=eps, center=center, m=m)
+                         tol=tol, eps=eps, center=center, m=m, init=init, d_init=d_init)
         self.alpha = alpha
         self.k = k
         self.memory = memory
