@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from sklearn.cluster import KMeans
 from sklearn.datasets import load_digits
+from sklearn.exceptions import ConvergenceWarning
 
 from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import UFSBenchError
@@ -255,7 +256,8 @@ def test_patience_stops_after_the_set_is_stable(synthetic):
     # the set was unchanged for exactly `patience` iterations (objective of the set as a proxy)
     tail = sel.objective_history_[-6:]
     assert tail == [tail[-1]] * 6 and sel.objective_history_[-7] != tail[-1]
-    capped = _fit(synthetic.X, 8, 3, max_iter=10)
+    with pytest.warns(ConvergenceWarning, match="selected set unchanged for patience=30"):
+        capped = _fit(synthetic.X, 8, 3, max_iter=10)
     assert not capped.converged_ and capped.n_iter_ == 10
 
 

@@ -187,7 +187,7 @@ class KMeansUFS(UFSSelector):
             support = top_rows(diag_A[:, None], h)
             self.V_ = self.U_ = self.W_ = None
             self.objective_history_, self.v_norm_history_, self.residual_history_ = [], [], []
-            self.n_iter_, self.converged_ = 0, True
+            self._stopped(0, True)                                  # closed form: no iterations
         else:
             operator = _FactoredA(P_k, sigma_k)
             V0 = _initial_basis(P, h)                                  # Eq. (32)
@@ -237,5 +237,6 @@ class KMeansUFS(UFSSelector):
         self.V_, self.U_, self.W_ = V, U, W
         self.objective_history_, self.v_norm_history_ = objective, v_norms
         self.residual_history_ = residuals
-        self.n_iter_, self.converged_ = t, converged
+        self._stopped(t, converged, test=f"selected set unchanged for patience={self.patience} "
+                                         f"iterations")
         return support
