@@ -187,3 +187,17 @@ def test_html_page_shows_stability_and_planted_sections(tmp_path, synthetic):
     record = load_stability(store).iloc[0]
     assert format_phi(record.phi, record.ci_low, record.ci_high) in page
     assert 'alt="Planted features found' in page and "Precision@m — default setting" in page
+
+
+def test_degenerate_fits_are_counted_and_marked(tmp_path):
+    from ufsbench.datasets import Dataset
+    from ufsbench.stability import DEGENERATE_MARK, stability_frame
+
+    rng = np.random.default_rng(0)
+    column = rng.standard_normal(40)
+    same = Dataset(name="same", X=np.tile(column[:, None], (1, 8)), y=np.arange(40) % 2,
+                   checksum="same-columns")          # every feature has the same variance
+    record = run_stability(same, "variance", {}, [3], 4, results_dir=tmp_path)[0]
+    assert record["phi"] == pytest.approx(1.0) and record["degenerate_fits"] == 4
+    frame = stability_frame(load_stability(tmp_path))
+    assert frame.loc["variance", "same"].endswith(DEGENERATE_MARK)

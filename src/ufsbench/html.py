@@ -131,7 +131,7 @@ def store_root(df: pd.DataFrame) -> Path | None:
 def _stability_section(df: pd.DataFrame, stability: pd.DataFrame | None) -> list[str]:
     """Stability of the page's methods on its data sets: one Phi [95 % CI] table per design
     (feature count, B, fraction, seed); a note saying how to compute them when there are none."""
-    from ufsbench.stability import stability_frame
+    from ufsbench.stability import DEGENERATE_NOTE, stability_frame
 
     parts = ["<h2>Selection stability</h2>"]
     if stability is not None and len(stability):
@@ -150,6 +150,8 @@ def _stability_section(df: pd.DataFrame, stability: pd.DataFrame | None) -> list
         parts.append(f"<h3>m = {m} selected features, B = {b} subsamples of "
                      f"{100 * fraction:g} % of the rows, seed {seed}</h3>")
         parts.append(_table_html(stability_frame(part)))
+        if part["degenerate_fits"].fillna(0).any():
+            parts.append(f'<p class="note">{escape(DEGENERATE_NOTE)}.</p>')
     return parts
 
 

@@ -407,18 +407,26 @@ def run_stability(dataset, method: str, params: dict, counts, n_subsamples: int 
         if any(f is None for f in found):
             continue
         scores = stability_scores([f[m] for f in found], dataset.n_features, alpha)
-        times = [(_read_keyed(fit_path(results_dir, u.key)) or {}).get("fit_time", np.nan)
-                 for u in mine]
+        payloads = [_read_keyed(fit_path(results_dir, u.key)) or {} for u in mine]
         key = stability_key(dataset, method, params, m, n_subsamples, fraction, seed)
-        result = {**asdict(scores), "fits": len(mine), "fit_time": float(np.nansum(times)),
+        result = {**asdict(scores), "fits": len(mine),
+                  "fit_time": float(np.nansum([p.get("fit_time", np.nan) for p in payloads])),
+                  "degenerate_fits": sum(_degenerate(p) for p in payloads),
                   "selection_kind": "per-count refit" if refits_per_count(method)
                   else "one fit per subsample", "env": environment()}
         path = record_path(results_dir, key)
         stored = _read_keyed(path, key)
-        if stored is None or any(stored.get(k) != result[k] for k in ("phi", "fits")):
+        if stored is None or any(stored.get(k) != result[k]
+                                 for k in ("phi", "fits", "degenerate_fits")):
             _write_keyed(path, key, result)
         out.append({**_flat_key(key), **result, "path": str(path)})
     return out
+
+
+def _degenerate(fit: dict) -> bool:
+    """The fit scored every feature alike (its "selection" is the lowest indices): a perfectly
+    stable selection that says nothing about the method."""
+    return any(w.startswith("DegenerateScoresWarning") for w in fit.get("fit_warnings") or [])
 
 
 def _flat_key(key: dict) -> dict:
@@ -433,7 +441,7 @@ def _flat_key(key: dict) -> dict:
 # -- reading ---------------------------------------------------------------------------------
 STABILITY_COLUMNS = ["dataset", "method", "params", "n_features", "n_subsamples", "fraction",
                      "seed", "phi", "ci_low", "ci_high", "variance", "jaccard", "fits",
-                     "fit_time", "data_checksum", "revision", "stale", "path"]
+                     "fit_time", "degenerate_fits", "data_checksum", "revision", "stale", "path"]
 
 
 def load_stability(results_dir=None) -> pd.DataFrame:
@@ -451,7 +459,8 @@ def load_stability(results_dir=None) -> pd.DataFrame:
             continue
         row = {**_flat_key(payload["key"]),
                **{k: payload.get(k) for k in ("phi", "ci_low", "ci_high", "variance",
-                                              "jaccard", "fits", "fit_time")}, "path": str(path)}
+                                              "jaccard", "fits", "fit_time")},
+               "degenerate_fits": payload.get("degenerate_fits", 0), "path": str(path)}
         current = current_checksum(row["dataset"])
         revision = declared(row["method"], "revision", row["revision"])
         row["stale"] = (current is not None and current != row["data_checksum"]) or \
@@ -467,9 +476,17 @@ def format_phi(phi: float, low: float, high: float) -> str:
     return f"{phi:.2f} [{low:.2f}, {high:.2f}]"
 
 
+#: Marks a cell some of whose fits were degenerate (:data:`DEGENERATE_NOTE`).
+DEGENERATE_MARK = " (d)"
+DEGENERATE_NOTE = ("(d): some subsample fits scored every feature alike, so their selection is "
+                   "the lowest feature indices: that stability is the tie order's, not the "
+                   "model's")
+
+
 def stability_frame(df: pd.DataFrame, value: str = "phi") -> pd.DataFrame:
-    """Methods x data sets: ``Phi [CI]`` (``value="phi"``) or the mean Jaccard per cell; one
-    feature count, design and setting per cell (the latest record wins when several)."""
+    """Methods x data sets: ``Phi [CI]`` (``value="phi"``) or the mean Jaccard per cell, marked
+    :data:`DEGENERATE_MARK` when some fits were degenerate; one feature count, design and
+    setting per cell (the latest record wins when several)."""
     if df.empty:
         return pd.DataFrame()
     df = df[~df["stale"]]
@@ -477,6 +494,8 @@ def stability_frame(df: pd.DataFrame, value: str = "phi") -> pd.DataFrame:
     for row in df.itertuples(index=False):
         text = format_phi(row.phi, row.ci_low, row.ci_high) if value == "phi" \
             else f"{row.jaccard:.2f}"
+        if getattr(row, "degenerate_fits", 0):
+            text += DEGENERATE_MARK
         cells.setdefault(row.method, {})[row.dataset] = text
     frame = pd.DataFrame.from_dict(cells, orient="index")
     frame = frame.reindex(sorted(frame.index), columns=sorted(frame.columns))

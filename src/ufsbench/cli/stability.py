@@ -157,16 +157,19 @@ def _table(rows: list[dict]):
         "Phi [95% CI]": [format_phi(p, lo, hi) for p, lo, hi in
                          frame[["phi", "ci_low", "ci_high"]].itertuples(index=False)],
         "Jaccard": frame["jaccard"].map(lambda v: f"{v:.2f}"),
+        "degenerate": frame["degenerate_fits"],
         "fits": frame["fits"], "fit s": frame["fit_time"].map(lambda v: f"{v:.1f}")})
 
 
 def _write_out(out: str, rows: list[dict], missing: list[str], command: str) -> list[Path]:
     """stability.md (one Phi [CI] table and one Jaccard table per feature count, the missing
     cells, the command) and stability.csv (every record, tidy)."""
+    import datetime as _dt
+
     import pandas as pd
     from tabulate import tabulate
 
-    from ufsbench.stability import stability_frame
+    from ufsbench.stability import DEGENERATE_NOTE, stability_frame
 
     directory = Path(out).expanduser()
     try:
@@ -177,11 +180,19 @@ def _write_out(out: str, rows: list[dict], missing: list[str], command: str) -> 
     frame = pd.DataFrame(rows)
     columns = ["dataset", "method", "params", "n_features", "n_subsamples", "fraction", "seed",
                "phi", "ci_low", "ci_high", "variance", "jaccard", "fits", "fit_time",
-               "data_checksum", "revision"]
+               "degenerate_fits", "data_checksum", "revision"]
     tidy = frame[columns] if len(frame) else pd.DataFrame(columns=columns)
     tidy.to_csv(directory / "stability.csv", index=False, float_format="%.4f")
+    from ufsbench.reproduce.render import machine_description
+    from ufsbench.tasks import environment
+
+    stored_only = " (a report of the stored fits; without compute=false the same command " \
+        "computes what is missing)" if "compute=false" in command else ""
     lines = ["# Selection stability", "",
-             f"Command: `{command}`", "",
+             f"- command: `{command}`{stored_only}",
+             f"- generated: {_dt.datetime.now().isoformat(timespec='seconds')} at ufsbench commit "
+             f"{environment().get('git_commit') or 'unknown'}",
+             f"- machine: {machine_description()}", "",
              ("Each method at its label-free default setting, fitted on B subsamples of the rows "
               "(without replacement, seeded); Phi = Nogueira, Sechidis & Brown's stability "
               "estimator (JMLR 2018) with its 95 % confidence interval (1: the same subset "
@@ -200,6 +211,8 @@ def _write_out(out: str, rows: list[dict], missing: list[str], command: str) -> 
                            tablefmt="github"), "",
                   f"Fit time of the cells: {part['fit_time'].sum() / 60:.1f} min in "
                   f"{int(part['fits'].sum())} fits.", ""]
+        if part["degenerate_fits"].any():
+            lines += [DEGENERATE_NOTE + ".", ""]
     lines += ["## Cells not finished", ""] + ([f"- {m}" for m in missing] or ["none"]) + [""]
     (directory / "stability.md").write_text("\n".join(lines))
     return [directory / "stability.md", directory / "stability.csv"]
