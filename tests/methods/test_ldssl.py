@@ -153,3 +153,16 @@ def test_auto_solver_picks_gram_for_tall_data_only(data, wide_data, monkeypatch)
 def test_bad_solver(data):
     with pytest.raises(UFSBenchError, match="'solver' parameter"):
         LDSSL(solver="dense").fit(data.X)
+
+
+def test_stop_test_and_cap(data):
+    from sklearn.exceptions import ConvergenceWarning
+
+    sel = LDSSL(random_state=0, tol=1e-3, max_iter=2000).fit(data.X)
+    h = np.asarray(sel.objective_history_)
+    change = np.abs(np.diff(h)) / np.abs(h[:-1])
+    assert sel.converged_ and sel.n_iter_ == len(h) < 2000
+    assert change[-1] < 1e-3 and np.all(change[:-1] >= 1e-3)
+    with pytest.warns(ConvergenceWarning, match="max_iter=5"):
+        capped = LDSSL(random_state=0, max_iter=5).fit(data.X)
+    assert not capped.converged_ and capped.n_iter_ == 5

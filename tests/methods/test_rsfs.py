@@ -137,3 +137,18 @@ def test_disk_cached_start_gives_the_same_fit(shape, tmp_path):
     assert any(tmp_path.rglob("*.pkl"))
     assert np.array_equal(first.scores_, second.scores_)
     assert np.array_equal(direct.scores_, first.scores_)
+
+
+def test_stop_test_and_cap(data):
+    # (obj_old - obj_new) / obj_new < tol ends the fit (first time it holds); the cap warns.
+    from sklearn.exceptions import ConvergenceWarning
+
+    kw = dict(n_clusters=3, alpha=1e-2, beta=1e2, nu=1.0, random_state=0)
+    sel = make_selector("rsfs", max_iter=500, tol=1e-3, **kw).fit(data.X)
+    h = np.asarray(sel.objective_history_)
+    ratio = (h[:-1] - h[1:]) / np.abs(h[1:])
+    assert sel.converged_ and sel.n_iter_ == len(h) < 500
+    assert ratio[-1] < 1e-3 and np.all(ratio[:-1] >= 1e-3)
+    with pytest.warns(ConvergenceWarning, match="max_iter=3"):
+        capped = make_selector("rsfs", max_iter=3, **kw).fit(data.X)
+    assert not capped.converged_ and capped.n_iter_ == 3

