@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from sklearn.cluster import KMeans
+from sklearn.exceptions import ConvergenceWarning
 
 from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import UFSBenchError
@@ -169,7 +170,8 @@ def test_dense_d_by_d_path_matches_n_by_n_solver(graph):
     # solver="dense" runs the d x d form; "shift_invert" applies the n x n M: same fit (d <= 2n
     # here, where "auto" picks the d x d form).
     fits = [make_selector("ufsol", n_clusters=3, random_state=0, graph=graph, alpha=1.0,
-                          beta=0.1, solver=s, max_iter=6, n_init=2, tol=0).fit(
+                          beta=0.1, preprocess="unit_norm", solver=s, max_iter=6, n_init=2,
+                          tol=0).fit(
                               make_synthetic(n_samples=80, n_features=12, n_informative=4,
                                              n_clusters=3, random_state=5).X)
             for s in ("dense", "shift_invert")]
@@ -277,7 +279,19 @@ def test_constant_features_rank_last_and_preprocess_options(small):
     ({"beta": np.inf}, "'beta' parameter"), ({"preprocess": "pca"}, "'preprocess' parameter"),
     ({"solver": "arpack"}, "'solver' parameter"), ({"solver": "lanczos"}, "'solver' parameter"),
     ({"eigen_solver": "arpack"}, "'eigen_solver' parameter"),
-    ({"n_components": 30}, "n_components=30 must satisfy"), ({"eps": 0.0}, "'eps' parameter"),
+    ({"n_components": 30}, "n_components=30 must satisfy"), ({"eps": -1.0}, "'eps' parameter"),
+    ({"eps": 0.0}, "eps=0 needs zero_row_norm"), ({"zero_row_norm": 0.0}, "'zero_row_norm'"),
+    ({"init": "pca"}, "'init' parameter"), ({"triplet_metric": "cosine"}, "'triplet_metric'"),
+    ({"v_step": "kmeans"}, "'v_step' parameter"),
+    ({"kmeans_init": [[[0, 1, 2]]] * 41}, "needs v_step='litekmeans'"),
+    ({"v_step": "litekmeans", "n_init": 1, "max_iter": 2, "kmeans_init": [[[0, 1, 2]]] * 2},
+     r"shape \(calls >= max_iter \+ 1"),
+    ({"v_step": "litekmeans", "n_init": 1, "max_iter": 1, "kmeans_init": [[[0, 1]]] * 2},
+     r"shape \(calls"),
+    ({"v_step": "litekmeans", "n_init": 1, "max_iter": 1, "kmeans_init": [[[0, -1, 2]]] * 2},
+     "non-negative integer"),
+    ({"v_step": "litekmeans", "n_init": 1, "max_iter": 1, "kmeans_init": [[[0, 1, 60]]] * 2},
+     "sample index 60, but X has 60 samples"),
     ({"sigma": -1.0}, "'sigma' parameter"), ({"k": 2.7}, "'k' parameter"),
     ({"normalize_c": "yes"}, "'normalize_c' parameter"),
 ])
@@ -287,8 +301,9 @@ def test_bad_parameters(small, params, match):
 
 
 def test_raw_triplet_weights_option_indefinite_path():
-    # normalize_c=False: the raw Eq. (2) C (authors' code); L indefinite, still monotone, and the
-    # shift-invert path (Weyl shift) agrees with dense LAPACK.
+    # normalize_c=False: the raw Eq. (2) C (neither the paper's nor the authors' code's, which
+    # normalises by row); L indefinite, still monotone, and the shift-invert path (Weyl shift)
+    # agrees with dense LAPACK.
     ds = make_synthetic(n_samples=40, n_features=100, n_informative=5, n_clusters=2,
                         random_state=3)
     X = _zscore(ds.X)
@@ -352,7 +367,7 @@ def _reference_fit(sel, X):
             M = sym(base - indicator_gram(labels))
             W = sel._w_step(X, M, r_diag, d2, W, solver)
         history.append(sel._objective(X @ W, M, W, gram=gram))
-        if t > 0 and abs(history[-2] - history[-1]) <= sel.tol * max(abs(history[-2]), 1e-300):
+        if t > 0 and abs(history[-2] - history[-1]) < sel.tol * max(abs(history[-2]), 1e-300):
             break
     return row_norms(W), labels, history
 
@@ -395,3 +410,139 @@ def test_unit_norm_rows_at_beta_far_above_alpha_are_tied_in_the_seeded_order(sol
         X = ds.X * (1 + 1e-15 * rng.standard_normal(ds.X.shape))
         other = make_selector("ufsol", **fit).fit(X)
         np.testing.assert_array_equal(other.ranking_[:10], reference.ranking_[:10])
+
+
+# -- the authors' code's settings (the released preset) ---------------------------------------
+def test_class_defaults_are_the_configs_fixed_params():
+    from ufsbench.methods.ufsol import UFSOL
+    from ufsbench.report import method_config
+
+    fixed = method_config("ufsol")["params"]
+    defaults = UFSOL().get_params()
+    assert {name: defaults[name] for name in fixed} == fixed
+
+
+def _litekmeans_data(seed=0, n=90):
+    rng = np.random.default_rng(seed)
+    centres = np.array([[0.0, 0.0], [3.0, 0.0], [0.0, 3.0]])
+    return centres[rng.integers(0, 3, n)] + rng.standard_normal((n, 2))
+
+
+def test_litekmeans_is_lloyd_from_the_given_starts():
+    from ufsbench.numerics.litekmeans import litekmeans
+
+    Y = _litekmeans_data()
+    for start in ([0, 1, 2], [5, 40, 77], [10, 11, 12]):
+        labels, centres, sum_dist = litekmeans(Y, 3, [start])
+        # a Lloyd fixed point: nearest centres and cluster means
+        dist = np.linalg.norm(Y[:, None, :] - centres[None], axis=2)
+        np.testing.assert_array_equal(labels, dist.argmin(axis=1))
+        for j in range(3):
+            np.testing.assert_allclose(centres[j], Y[labels == j].mean(axis=0), atol=1e-14)
+        assert sum_dist == pytest.approx(dist[np.arange(len(Y)), labels].sum(), rel=1e-12)
+        # scikit-learn's Lloyd from the same centres, run to a stable partition
+        km = KMeans(3, init=Y[start], n_init=1, tol=0, algorithm="lloyd").fit(Y)
+        assert_same_partition(labels, km.labels_)
+
+
+def test_litekmeans_keeps_the_first_replicate_with_the_smallest_sum_of_distances():
+    from ufsbench.numerics.litekmeans import litekmeans
+
+    Y = _litekmeans_data(1)
+    starts = [[0, 1, 2], [5, 40, 77], [3, 4, 5], [5, 40, 77]]
+    single = [litekmeans(Y, 3, [s]) for s in starts]
+    labels, _, sum_dist = litekmeans(Y, 3, starts)
+    best = min(range(len(starts)), key=lambda r: (single[r][2], r))
+    assert sum_dist == single[best][2]
+    np.testing.assert_array_equal(labels, single[best][0])
+
+
+def test_litekmeans_refills_an_empty_cluster_with_the_farthest_sample():
+    from ufsbench.numerics.litekmeans import litekmeans
+
+    Y = np.array([[0.0], [0.1], [0.2], [5.0], [9.0]])
+    # two starts at the same sample: cluster 1 is empty after the first assignment and gets
+    # the sample farthest from its centre (9.0), then Lloyd goes on
+    labels, centres, _ = litekmeans(Y, 3, [[0, 0, 3]])
+    assert len(np.unique(labels)) == 3
+    np.testing.assert_array_equal(labels, [0, 0, 0, 2, 1])
+    np.testing.assert_allclose(centres.ravel(), [0.1, 9.0, 5.0], atol=1e-15)
+
+
+RELEASED = dict(preprocess="unit_norm", init="axes", triplet_metric="euclidean", eps=0.0,
+                zero_row_norm=2.5e-7, v_step="litekmeans", n_init=3, tol=0.0, solver="dense")
+
+
+def _recorded_starts(n, c, calls, replicates, seed=0):
+    rng = np.random.default_rng(seed)
+    return [[rng.permutation(n)[:c].tolist() for _ in range(replicates)] for _ in range(calls)]
+
+
+def test_released_first_iteration_is_the_authors_algorithm(small):
+    """One iteration of the authors' UFSwithOL, computed here from its parts: unit-norm samples;
+    Euclidean triplet weights; W0 = the first c axes; (U, V) from the better (smaller
+    ||Y - centres[labels]||) of the initial and the iteration's litekmeans from the recorded
+    starts; R_ii = 1/||W_i|| with 1/zero_row_norm on zero rows; W = the c smallest eigenvectors."""
+    from ufsbench.numerics.litekmeans import litekmeans
+
+    alpha, beta, c = 10.0, 1e-3, 3
+    starts = _recorded_starts(len(small.X), c, calls=2, replicates=3)
+    sel = make_selector("ufsol", n_clusters=c, alpha=alpha, beta=beta, max_iter=1,
+                        kmeans_init=starts, **RELEASED).fit(small.X)
+    X = small.X / np.linalg.norm(small.X, axis=1, keepdims=True)
+    Y0 = X[:, :c]
+    candidates = [litekmeans(Y0, c, s)[:2] for s in starts]
+    residual = [np.linalg.norm(Y0 - centres[labels]) for labels, centres in candidates]
+    labels = candidates[1][0] if residual[1] < residual[0] else candidates[0][0]
+    np.testing.assert_array_equal(sel.labels_, labels)
+    L = ordinal_laplacian(triplet_weights(X, k=5, metric="euclidean"))
+    r = np.full(X.shape[1], 1 / 2.5e-7)
+    r[:c] = 1.0
+    G = 0.5 * beta * np.diag(r) + X.T @ (np.eye(len(X)) + alpha * L - indicator_gram(labels)) @ X
+    np.testing.assert_allclose(sel.W_ @ sel.W_.T, (lambda v: v @ v.T)(np.linalg.eigh(G)[1][:, :c]),
+                               atol=1e-8)
+
+
+def test_released_settings_lock_on_the_initial_axes(small):
+    """beta / zero_row_norm = 4e6 on every feature outside W0 keeps W on W0's axes (the authors'
+    code at alpha = beta = 1): with init="axes" the top c are features 0..c-1, with
+    init="random" the c drawn axes; every other squared row norm is below 1e-6 of the largest
+    (the conformance module's test of a case locked on init)."""
+    c = 3
+    starts = _recorded_starts(len(small.X), c, calls=6, replicates=3)
+    for init in ("axes", "random"):
+        sel = make_selector("ufsol", n_clusters=c, alpha=1.0, beta=1.0, max_iter=5,
+                            random_state=0, kmeans_init=starts, **{**RELEASED, "init": init})
+        with pytest.warns(ConvergenceWarning, match="max_iter=5"):
+            sel.fit(small.X)
+        top = np.sort(sel.ranking_[:c])
+        if init == "axes":
+            np.testing.assert_array_equal(top, np.arange(c))
+        else:
+            assert not np.array_equal(top, np.arange(c))
+        squared = sel.scores_ ** 2
+        assert np.delete(squared, top).max() < 1e-6 * squared.max()
+        assert sel.n_iter_ == 5 and not sel.converged_            # tol = 0: every iteration
+
+
+def test_default_fit_stops_on_its_objective_test(small):
+    sel = make_selector("ufsol", n_clusters=3, random_state=0, n_init=2).fit(small.X)
+    h = sel.objective_history_
+    assert sel.converged_ and sel.n_iter_ == len(h) < sel.max_iter
+    assert abs(h[-2] - h[-1]) < sel.tol * abs(h[-2])
+
+
+def test_litekmeans_v_step_draws_its_starts_from_random_state(small):
+    kw = dict(n_clusters=3, alpha=1.0, beta=1e-2, max_iter=3, **RELEASED)
+    fits = [make_selector("ufsol", random_state=s, **kw).fit(small.X) for s in (4, 4, 5)]
+    np.testing.assert_array_equal(fits[0].scores_, fits[1].scores_)
+    assert not np.array_equal(fits[0].labels_, fits[2].labels_)
+
+
+def test_euclidean_triplet_graph_gram():
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((50, 7))
+    L = ordinal_laplacian(triplet_weights(X, k=5, metric="euclidean"))
+    np.testing.assert_allclose(graph_gram(X, "triplet", k=5, metric="euclidean"), X.T @ L @ X,
+                               atol=1e-12)
+    assert not np.allclose(graph_gram(X, "triplet", k=5), X.T @ L @ X, atol=1e-6)

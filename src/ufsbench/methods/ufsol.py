@@ -1,8 +1,39 @@
-"""UFSOL: unsupervised feature selection with ordinal locality (Guo, Guo, Kong & He, ICME 2017)."""
+"""UFSOL: unsupervised feature selection with ordinal locality (Guo, Guo, Kong & He, ICME 2017).
+
+Settings of the paper, of the authors' released code (AutoUFSTool ``UFSs/UFSoL/UFSwithOL.m``
+with ``TripletLap.m``, ``solveUV.m``, ``litekmeans.m``, commit 8e3231a) and of this class; the
+``released`` preset of ``configs/method/ufsol.yaml`` sets the code's column, and
+``ufsbench conformance`` checks it against outputs of that code (:mod:`ufsbench.conformance.ufsol`).
+
+=====================  ============================  ==============================  =========================
+setting                paper (as printed)            authors' code (as released)     our default
+=====================  ============================  ==============================  =========================
+preprocessing          none stated                   every sample to unit l2 norm    ``zscore`` (features)
+W0 (Algorithm 1)       d2 identity columns,          first c axes,                   ``init="random"``
+                       "randomly selected"           ``eye(d)(:, 1:c)``
+d2, k                  c, 5                          c, 5                            c, 5
+triplet distances      "dist" (squared Euclidean     Euclidean (``EuDist2``)         ``"sqeuclidean"``
+                       for projected pairs, §3.1)
+C normalisation        each row to [0, 1] (§4.3)     row min-max to [0, 1]           row min-max
+graphs (Table 2)       none, similarity (sigma 1),   triplet only                    all four, ``"triplet"``
+                       max-margin, triplet
+R_ii (Eq. 7)           1/sqrt(||W_i||^2 + eps),      1/(2 ||W_i||); 2 ||W_i|| = 0    ``eps=1e-8``
+                       eps not given                 -> 5e-7 (beta/5e-7 on zero rows)
+(U, V) step            K-means on W^T X (Th. 1)      litekmeans, 10 random-sample    k-means++ x 10, previous
+                                                     starts, best by sum of          partition, Lloyd from its
+                                                     distances; kept only if         centroids: smallest SSE
+                                                     ||W'X - UV||_F falls            (never increases (6))
+stop                   "less than 40 iterations      ||W - W_prev||_F <= 5e-7 or     relative change of (6)
+                       in most experiments"          10 iterations (never met)       < 1e-6, or 40 iterations
+alpha, beta            grid {1e-6, 1e-4, ..., 1e6}   wrapper default 1e6, 1e2        1, 1
+scores                 ||W_i||                       sum(W.^2, 2), descending        ||W_i||
+=====================  ============================  ==============================  =========================
+"""
 
 from __future__ import annotations
 
 import warnings
+from functools import lru_cache
 from numbers import Integral, Real
 
 import numpy as np
@@ -17,12 +48,19 @@ from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, 
 from ufsbench.numerics import knn_graph, l21_reweight, row_norms, sym
 from ufsbench.numerics.exact_kmeans import kmeans_labels
 from ufsbench.numerics.graphs import sparse_knn_graph
+from ufsbench.numerics.litekmeans import litekmeans
 from ufsbench.numerics.lowrank_eig import smallest_eigh_shift_invert
 from ufsbench.numerics.triplet import ordinal_laplacian, sparse_triplet_weights, triplet_weights
 
 GRAPHS = ("none", "similarity", "maxmargin", "triplet")
 PREPROCESS = ("unit_norm", "zscore", "none")
 SOLVERS = ("auto", "dense", "shift_invert")
+#: W0: d2 distinct coordinate axes drawn at random (Algorithm 1), or the first d2 axes.
+INITS = ("random", "axes")
+#: The distances of the triplet weights (Eq. (2)).
+TRIPLET_METRICS = ("sqeuclidean", "euclidean")
+#: The (U, V) step: a K-means step that never increases (6), or the authors' solveUV.
+V_STEPS = ("descent", "litekmeans")
 #: Values of the deprecated ``eigen_solver`` (``solver``'s old name), accepted for one release with
 #: a FutureWarning; "lanczos" (plain Lanczos on G, a comparison path) runs "shift_invert".
 DEPRECATED_EIGEN_SOLVERS = {"auto": "auto", "dense": "dense", "shift_invert": "shift_invert",
@@ -30,7 +68,8 @@ DEPRECATED_EIGEN_SOLVERS = {"auto": "auto", "dense": "dense", "shift_invert": "s
 
 
 def ufsol_laplacian(X: np.ndarray, graph: str, k: int = 5, sigma: float | None = 1.0,
-                    normalize_c: bool = True, sparse: bool = False) -> np.ndarray:
+                    normalize_c: bool = True, sparse: bool = False,
+                    metric: str = "sqeuclidean") -> np.ndarray:
     """The (n, n) matrix L of UFSOL's graph term for each variant of C (§3.3; samples as rows).
 
     ``none``: L = 0 (alpha = 0). ``similarity``: C_ij = exp(-||x_i - x_j||^2 / sigma) for j in
@@ -38,9 +77,10 @@ def ufsol_laplacian(X: np.ndarray, graph: str, k: int = 5, sigma: float | None =
     C_ij = -1/n for all i, j, so L = (1/n) 1 1^T - I = -H (H the centring matrix): negative
     semi-definite on purpose, alpha Tr(W^T X L X^T W) = -alpha * total scatter of the projection.
     ``triplet``: Eq. (2) with the §4.3 per-row min-max normalisation to [0, 1]
-    (:func:`ufsbench.numerics.triplet.triplet_weights`); ``normalize_c=False`` keeps the raw
-    Eq. (2) weights (rows sum to 0, indefinite L; a variant for comparison, not the paper's nor
-    the authors' code's). L = D - (C + C^T)/2 throughout.
+    (:func:`ufsbench.numerics.triplet.triplet_weights`), on the distances ``metric``
+    ("sqeuclidean", or "euclidean" as the authors' ``TripletLap``); ``normalize_c=False`` keeps
+    the raw Eq. (2) weights (rows sum to 0, indefinite L; a variant for comparison, not the
+    paper's nor the authors' code's). L = D - (C + C^T)/2 throughout.
 
     ``sparse=True`` returns the kNN graphs (similarity, triplet) as CSR matrices built without
     any n x n array (:mod:`ufsbench.numerics.graphs` neighbour search), the same entries;
@@ -57,15 +97,15 @@ def ufsol_laplacian(X: np.ndarray, graph: str, k: int = 5, sigma: float | None =
         C = (sparse_knn_graph(X, k=k, weight="heat", sigma=sigma, symmetric=False) if sparse
              else knn_graph(X, k=k, weight="heat", sigma=sigma, symmetric=False))
     elif graph == "triplet":
-        C = (sparse_triplet_weights(X, k=k, normalize=normalize_c) if sparse
-             else triplet_weights(X, k=k, normalize=normalize_c))
+        C = (sparse_triplet_weights(X, k=k, normalize=normalize_c, metric=metric) if sparse
+             else triplet_weights(X, k=k, normalize=normalize_c, metric=metric))
     else:
         raise UFSBenchError(f"graph={graph!r} is unknown; use one of {', '.join(GRAPHS)}")
     return ordinal_laplacian(C)
 
 
 def graph_gram(X: np.ndarray, graph: str, k: int = 5, sigma: float | None = 1.0,
-               normalize_c: bool = True) -> np.ndarray:
+               normalize_c: bool = True, metric: str = "sqeuclidean") -> np.ndarray:
     """X^T L X (d x d) for UFSOL's graph term without the n x n L (samples as rows).
 
     ``none``: 0. ``maxmargin``: L = (1/n) 1 1^T - I, so X^T L X = (1/n) s s^T - X^T X with
@@ -78,7 +118,8 @@ def graph_gram(X: np.ndarray, graph: str, k: int = 5, sigma: float | None = 1.0,
     if graph == "maxmargin":
         s = X.sum(axis=0)
         return np.outer(s, s) / n - X.T @ X
-    L = ufsol_laplacian(X, graph, k=k, sigma=sigma, normalize_c=normalize_c, sparse=True)
+    L = ufsol_laplacian(X, graph, k=k, sigma=sigma, normalize_c=normalize_c, sparse=True,
+                        metric=metric)
     return sym(X.T @ (L @ X))
 
 
@@ -111,6 +152,14 @@ def within_cluster_sse(Y: np.ndarray, labels: np.ndarray) -> float:
         block = Y[labels == lab]
         total += float(np.sum((block - block.mean(axis=0)) ** 2))
     return total
+
+
+@lru_cache(maxsize=1)
+def _threadpools():
+    """The process's thread pools (threadpoolctl scans the loaded libraries once)."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
 
 
 def _first_smallest_sse(Y: np.ndarray, candidates: list[np.ndarray]) -> int:
@@ -173,37 +222,53 @@ class UFSOL(UFSSelector):
       authors' public code (``TripletLap``) also always applies. ``normalize_c=False`` keeps the
       raw Eq. (2) weights (rows sum to 0, farther neighbours negative, L indefinite): neither the
       paper's nor the code's model, kept as a variant for comparison.
-    * dist in S^i of Eq. (2): squared Euclidean, the metric §3.1 uses for the projected pairs.
-    * Preprocessing (the paper states none). ``"unit_norm"`` (the class default) scales every
-      sample to unit l2 norm, as the authors' public code does (with it the paper's sigma = 1 is
-      meaningful, ||x_i - x_j||^2 <= 4). ``"zscore"`` (the benchmark config's setting,
-      ``configs/method/ufsol.yaml``) centres every feature and scales it to unit variance.
-      Reason for the config's choice: every data term of (5) is a scatter to be *minimised*
-      under W^T W = I, so on raw or sample-normalised data the W-step favours features of small
-      overall variance, whatever their cluster structure; with unit-variance features a small
-      within-cluster (and neighbourhood) scatter means a large between-cluster share, which is
-      what makes the planted features of ``make_synthetic`` win (tested). ``"none"`` uses X as
-      given. The graph is built on the preprocessed X. Centring alone changes nothing:
-      I - V^T V, L and H all annihilate constant vectors.
+    * dist in S^i of Eq. (2) (``triplet_metric``): squared Euclidean by default, the metric §3.1
+      uses for the projected pairs; ``"euclidean"`` is what the authors' ``TripletLap`` uses.
+    * Preprocessing (the paper states none). ``"zscore"`` (the default, and the benchmark
+      config's setting) centres every feature and scales it to unit variance. Reason: every data
+      term of (5) is a scatter to be *minimised* under W^T W = I, so on raw or sample-normalised
+      data the W-step favours features of small overall variance, whatever their cluster
+      structure; with unit-variance features a small within-cluster (and neighbourhood) scatter
+      means a large between-cluster share, which is what makes the planted features of
+      ``make_synthetic`` win (tested). ``"unit_norm"`` scales every sample to unit l2 norm, as
+      the authors' code does (the ``released`` preset; with it the paper's sigma = 1 is
+      meaningful, ||x_i - x_j||^2 <= 4). ``"none"`` uses X as given. The graph is built on the
+      preprocessed X. Centring alone changes nothing: I - V^T V, L and H all annihilate
+      constant vectors.
     * d > n: X^T M X then has a null space of dimension >= d - n, where every data term vanishes
       whatever M (unless M is indefinite, i.e. the max-margin graph); the W-step then lands in it
       or, for large beta, stays near the initial axes. This is a property of model (5), not of
       the solver; expect near-random rankings on d >> n data with the PSD graphs.
-    * W0: d2 distinct identity columns drawn with ``random_state`` (Algorithm 1, step 2); d2 =
-      ``n_components`` or, by default, the number of clusters c (§5.2).
-    * eps of Eq. (7) (value not stated): ``eps`` = 1e-8 by default. Note the first R-step gives
-      every feature outside W0 the weight 1/sqrt(eps); for large beta the W-step then hardly leaves
-      the initial coordinates (a property of Algorithm 1 with an axis start, not of this code).
-    * K-means step: scikit-learn KMeans (k-means++, ``n_init`` restarts, seeded from
-      ``random_state``), plus two further candidates, the previous partition itself and Lloyd
-      started from its centroids in the new Y; the partition with the smallest within-cluster sum
-      of squares is kept. This makes the V-step a true descent step, so the objective of (6)
-      provably never increases (plain K-means restarts could return a worse partition).
-    * Stopping: relative change of the objective below ``tol`` or ``max_iter`` iterations (the
-      paper: "less than 40 iterations in most of our experiments"). ``objective_history_`` holds
-      F_eps(W_t, V_t) = Tr(Y^T (alpha L + I - V^T V) Y) + beta sum_i sqrt(||W_i||^2 + eps), the value
-      of (6) at the optimal R, after every iteration; ``orthogonality_history_`` holds
-      max |W_t^T W_t - I|.
+    * W0 (``init``): d2 distinct identity columns drawn with ``random_state`` (Algorithm 1, step
+      2), or the first d2 (``"axes"``, the authors' code); d2 = ``n_components`` or, by default,
+      the number of clusters c (§5.2).
+    * eps of Eq. (7) (value not stated): ``eps`` = 1e-8 by default. The first R-step gives every
+      feature outside W0 the weight 1/sqrt(eps); for large beta the W-step then hardly leaves the
+      initial coordinates (a property of Algorithm 1 with an axis start, not of this code).
+      ``eps=0`` with ``zero_row_norm`` is the authors' rule: R_ii = 1/||W_i||, and
+      1/zero_row_norm on a zero row (their tol = 5e-7 in place of 2 ||W_i||, i.e.
+      zero_row_norm = 2.5e-7: 400 times the default's weight on W0's zero rows, which locks W
+      on W0's axes unless alpha is large; see :mod:`ufsbench.conformance.ufsol`).
+    * (U, V) step (``v_step``). ``"descent"`` (default): scikit-learn KMeans (k-means++,
+      ``n_init`` restarts, seeded from ``random_state``), plus two further candidates, the
+      previous partition itself and Lloyd started from its centroids in the new Y; the partition
+      with the smallest within-cluster sum of squares is kept. This makes the V-step a true
+      descent step, so the objective of (6) provably never increases (plain K-means restarts
+      could return a worse partition). ``"litekmeans"``: the authors' ``solveUV`` -- one
+      K-means before the first iteration on X W0, then one per iteration, each
+      :func:`ufsbench.numerics.litekmeans.litekmeans` from ``n_init`` starts of c distinct
+      samples (drawn with ``random_state``, or the recorded ``kmeans_init``), its partition kept
+      only if ||Y - U V||_F is below the previous (U, V)'s, whose centres U come from the
+      embedding that produced them. Not a descent step: (6) may increase.
+    * Stopping: relative change of the objective below ``tol`` (strictly; ``tol=0`` runs
+      ``max_iter`` iterations, as the authors' code does, whose ||W - W_prev||_F <= 5e-7 is never
+      met because the eigenvectors' order and signs change) or ``max_iter`` iterations (the
+      paper: "less than 40 iterations in most of our experiments"; at the default setting the
+      cap ends the fit on jaffe, umist, coil20 and USPS, where (6) still falls by 1e-4..1e-3 per
+      iteration: ``converged_`` False and a ConvergenceWarning). ``objective_history_`` holds
+      F_eps(W_t, V_t) = Tr(Y^T (alpha L + I - V^T V) Y) + beta sum_i sqrt(||W_i||^2 + eps), the
+      value of (6) at the optimal R, after every iteration (not the authors' ``valVec``);
+      ``orthogonality_history_`` holds max |W_t^T W_t - I|.
     * W-step solver (``solver``): ``"dense"`` forms G (d x d) and calls LAPACK;
       ``"shift_invert"`` runs Lanczos on (G - sI)^{-1} applied through the Woodbury identity,
       warm-started from the previous W, O(d n^2) per iteration
@@ -232,14 +297,29 @@ class UFSOL(UFSSelector):
         distance, see above).
     n_components : int or None, default None
         d2, the projection dimension (None = number of clusters).
-    preprocess : "unit_norm", "zscore" or "none", default "unit_norm"
-        See above (the benchmark config sets "zscore").
-    eps : float, default 1e-8
-        The perturbation of Eq. (7).
+    preprocess : "zscore", "unit_norm" or "none", default "zscore"
+        See above ("unit_norm": the authors' code).
+    init : "random" or "axes", default "random"
+        W0: d2 identity columns drawn with ``random_state``, or the first d2 (the authors' code).
+    triplet_metric : "sqeuclidean" or "euclidean", default "sqeuclidean"
+        The distances of Eq. (2) ("euclidean": the authors' code).
+    eps : float >= 0, default 1e-8
+        The perturbation of Eq. (7); 0 needs ``zero_row_norm``.
+    zero_row_norm : float > 0 or None, default None
+        With ``eps=0``: the value of ||W_i|| taken for a zero row of W, so R_ii =
+        1/zero_row_norm (2.5e-7 in the authors' code); unused when eps > 0.
     max_iter, tol : int, float, default 40, 1e-6
-        Stopping rule.
+        Stopping rule: relative objective change < tol, or max_iter iterations (tol = 0: always
+        max_iter).
     n_init : int, default 10
-        K-means restarts per V-step.
+        K-means restarts (replicates) per V-step.
+    v_step : "descent" or "litekmeans", default "descent"
+        The (U, V) step (see above; "litekmeans": the authors' ``solveUV``).
+    kmeans_init : array-like of int (calls, n_init, n_clusters) or None, default None
+        ``v_step="litekmeans"`` only: the sample indices (0-based) each replicate of each
+        K-means call starts from, in call order (the initial call, then one per iteration; at
+        least max_iter + 1 calls), e.g. the starts a run of the authors' code drew; None draws
+        them from ``random_state``.
     solver : "auto", "dense" or "shift_invert", default "auto"
         The W-step's eigensolver (see above).
     normalize_c : bool, default True
@@ -249,7 +329,8 @@ class UFSOL(UFSSelector):
         the next release.
     memory : None, str or joblib.Memory, default None
         Where to cache the graph term (X^T L X, or L for the n x n solvers; it depends on the
-        preprocessed X, graph, k, sigma and normalize_c only); None computes it on every fit.
+        preprocessed X, graph, k, sigma, normalize_c and triplet_metric only); None computes it
+        on every fit.
 
     Attributes
     ----------
@@ -267,6 +348,8 @@ class UFSOL(UFSSelector):
         F_eps and max |W^T W - I| after every iteration.
     n_iter_ : int
         Iterations run.
+    converged_ : bool
+        Whether the objective test (not ``max_iter``) ended the fit.
     """
 
     #: Version of this method's selections: stored records of another revision are stale.
@@ -288,12 +371,17 @@ class UFSOL(UFSSelector):
         # d2 must also stay below the number of features, which the fit checks.
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "preprocess": [StrOptions(set(PREPROCESS))],
-        # Eq. (7)'s R_ii = 1 / sqrt(||W_i||^2 + eps) must be finite on the zero rows of W0 (e.g.
-        # 1e-8), and an infinite eps makes the objective infinite.
-        "eps": [Interval(Real, 0, np.inf, closed="neither")],
+        "init": [StrOptions(set(INITS))],
+        "triplet_metric": [StrOptions(set(TRIPLET_METRICS))],
+        # Eq. (7)'s R_ii = 1 / sqrt(||W_i||^2 + eps); eps = 0 needs zero_row_norm (relation
+        # check), and an infinite eps makes the objective infinite.
+        "eps": [Interval(Real, 0, np.inf, closed="left")],
+        "zero_row_norm": [Interval(Real, 0, np.inf, closed="neither"), None],
         "max_iter": POSITIVE_INT,
         "tol": [Interval(Real, 0, np.inf, closed="left")],
         "n_init": POSITIVE_INT,
+        "v_step": [StrOptions(set(V_STEPS))],
+        "kmeans_init": ["array-like", None],
         "solver": [StrOptions(set(SOLVERS))],
         "eigen_solver": [StrOptions(set(DEPRECATED_EIGEN_SOLVERS)),
                          Hidden(StrOptions({"deprecated"}))],
@@ -303,8 +391,10 @@ class UFSOL(UFSSelector):
 
     def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None, alpha=1.0,
                  beta=1.0, graph="triplet", k=5, sigma=None, n_components=None,
-                 preprocess="unit_norm", eps=1e-8, max_iter=40, tol=1e-6, n_init=10,
-                 solver="auto", normalize_c=True, eigen_solver="deprecated", memory=None):
+                 preprocess="zscore", init="random", triplet_metric="sqeuclidean", eps=1e-8,
+                 zero_row_norm=None, max_iter=40, tol=1e-6, n_init=10, v_step="descent",
+                 kmeans_init=None, solver="auto", normalize_c=True, eigen_solver="deprecated",
+                 memory=None):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -315,14 +405,46 @@ class UFSOL(UFSSelector):
         self.sigma = sigma
         self.n_components = n_components
         self.preprocess = preprocess
+        self.init = init
+        self.triplet_metric = triplet_metric
         self.eps = eps
+        self.zero_row_norm = zero_row_norm
         self.max_iter = max_iter
         self.tol = tol
         self.n_init = n_init
+        self.v_step = v_step
+        self.kmeans_init = kmeans_init
         self.solver = solver
         self.eigen_solver = eigen_solver
         self.normalize_c = normalize_c
         self.memory = memory
+
+    def _check_parameter_relations(self) -> None:
+        if self.eps == 0 and self.zero_row_norm is None:
+            raise self._invalid("eps=0 needs zero_row_norm (R_ii = 1/sqrt(||W_i||^2 + eps) is "
+                                "infinite on the zero rows of W0); give eps > 0 or "
+                                "zero_row_norm > 0")
+        if self.kmeans_init is not None:
+            self._check_kmeans_init()
+
+    def _check_kmeans_init(self) -> None:
+        """Recorded starts: v_step="litekmeans", shape (calls >= max_iter + 1, n_init,
+        n_clusters), non-negative integer sample indices."""
+        if self.v_step != "litekmeans":
+            raise self._invalid(f"kmeans_init holds litekmeans starts; it needs "
+                                f"v_step='litekmeans' (got v_step={self.v_step!r})")
+        starts = np.asarray(self.kmeans_init)
+        expected = (int(self.max_iter) + 1, int(self.n_init), int(self.n_clusters))
+        if (starts.ndim != 3 or starts.shape[0] < expected[0]
+                or starts.shape[1:] != expected[1:]):
+            raise self._invalid(f"kmeans_init must have shape (calls >= max_iter + 1, n_init, "
+                                f"n_clusters) = ({expected[0]}+, {expected[1]}, {expected[2]}): "
+                                f"one list of n_clusters sample indices per replicate of the "
+                                f"initial and every iteration's K-means; got shape "
+                                f"{starts.shape}")
+        if starts.dtype.kind not in "iu" or starts.min() < 0:
+            raise self._invalid("kmeans_init must hold non-negative integer sample indices "
+                                "(0-based)")
 
     # -- checks ------------------------------------------------------------------------------
     def _embedding_dim(self, d: int) -> int:
@@ -380,56 +502,128 @@ class UFSOL(UFSSelector):
         quad = np.sum(W * (M @ W)) if gram else np.sum(Y * (M @ Y))
         return float(quad + self.beta * np.sum(np.sqrt(row_norms(W) ** 2 + self.eps)))
 
-    def _fit(self, X):
-        n, d = X.shape
-        d2 = self._embedding_dim(d)
-        rng = check_random_state(self.random_state)
-        X = self._preprocess(X)
-        spread = X.std(axis=0)
-        keep = spread > 1e-12 * max(float(spread.max(initial=0.0)), 1e-300)
-        if int(keep.sum()) <= d2:
-            raise UFSBenchError(f"only {int(keep.sum())} non-constant feature(s); UFSOL needs more "
-                                f"than n_components={d2}")
-        X = X[:, keep]
-        d_in, d = d, X.shape[1]
-        self.alpha_ = 0.0 if self.graph == "none" else float(self.alpha)
+    def _solve_uv(self, Y, labels, centres, start):
+        """The authors' (U, V) step (``solveUV``): litekmeans on Y from the given starts; its
+        partition replaces the previous one only if ||Y - U V||_F = ||Y - centres[labels]||_F
+        decreases, the previous centres being those of the embedding that produced them."""
+        new_labels, new_centres, _ = litekmeans(Y, self.n_clusters_, start)
+        if np.linalg.norm(Y - new_centres[new_labels]) < np.linalg.norm(Y - centres[labels]):
+            return new_labels, new_centres
+        return labels, centres
+
+    def _kmeans_starts(self, n: int, rng):
+        """The starts of every litekmeans call, in order (the initial one first): the recorded
+        ``kmeans_init``, or n_clusters distinct samples per replicate drawn from ``rng``."""
+        c, replicates = self.n_clusters_, int(self.n_init)
+        if self.kmeans_init is not None:
+            starts = np.asarray(self.kmeans_init)
+            if starts.max() >= n:
+                raise UFSBenchError(f"kmeans_init holds sample index {int(starts.max())}, but X "
+                                    f"has {n} samples (indices are 0-based)")
+            yield from starts
+            return
+        while True:
+            yield [rng.choice(n, size=c, replace=False) for _ in range(replicates)]
+
+    def _reweight(self, W: np.ndarray) -> np.ndarray:
+        """R_ii of Eq. (7), 1 / sqrt(||W_i||^2 + eps); with eps = 0 a zero row of W gets
+        1 / zero_row_norm."""
+        if self.eps > 0:
+            return l21_reweight(W, eps=self.eps, factor=1.0)
+        norms = np.sqrt(np.einsum("ij,ij->i", W, W))
+        norms[norms == 0] = self.zero_row_norm
+        return 1.0 / norms
+
+    def _initial_w(self, d: int, d2: int, rng) -> np.ndarray:
+        """W0 (Algorithm 1, step 2): d2 distinct identity columns, drawn or the first d2."""
+        W = np.zeros((d, d2))
+        rows = (np.arange(d2) if self.init == "axes"
+                else rng.choice(d, size=d2, replace=False))
+        W[rows, np.arange(d2)] = 1.0
+        return W
+
+    def _resolve_solver(self, n: int, d: int) -> str:
         solver = self.solver
         if self.eigen_solver != "deprecated":
             solver = DEPRECATED_EIGEN_SOLVERS[self.eigen_solver]
             warnings.warn(f"UFSOL's eigen_solver is deprecated and will be removed in the next "
                           f"release; use solver={solver!r} (eigen_solver={self.eigen_solver!r} "
-                          f"was given)", FutureWarning, stacklevel=3)
+                          f"was given)", FutureWarning, stacklevel=4)
         if solver == "auto":
             solver = "dense" if d <= 2 * n else "shift_invert"
-        self.solver_ = solver
-        self._x_norm2 = float(np.linalg.norm(X, 2) ** 2) if (
-            solver == "shift_invert" and self.graph == "maxmargin") else 0.0
-        # d x d form (the dense W-step): X^T M X with M = alpha L + I - V^T V is
-        # alpha X^T L X + X^T X - (V X)^T (V X); neither M nor any n x n matrix is formed.
-        gram = solver == "dense"
-        k = min(int(self.k), n - 1)
-        # Algorithm 1, step 1: C via (2) (or the variant) and L.
+        return solver
+
+    def _data_term(self, X: np.ndarray, gram: bool) -> np.ndarray:
+        """Algorithm 1, step 1 (C by (2) or the variant, and L): X^T (alpha L + I) X (d x d)
+        for the dense W-step, else alpha L + I (n x n)."""
+        n = X.shape[0]
+        graph_args = dict(graph=self.graph, k=min(int(self.k), n - 1), sigma=self.sigma,
+                          normalize_c=bool(self.normalize_c), metric=self.triplet_metric)
         if gram:
             base = X.T @ X                                              # X^T I X
             if self.alpha_ > 0:
-                base += self.alpha_ * cached_call(self.memory, graph_gram, X, graph=self.graph,
-                                                  k=k, sigma=self.sigma,
-                                                  normalize_c=bool(self.normalize_c))
-        else:
-            L = (cached_call(self.memory, ufsol_laplacian, X, graph=self.graph, k=k,
-                             sigma=self.sigma, normalize_c=bool(self.normalize_c))
-                 if self.alpha_ > 0 else np.zeros((n, n)))
-            base = self.alpha_ * L + np.eye(n)                         # alpha L + I
-        # Step 2: W0 = d2 distinct columns of the identity.
-        W = np.zeros((d, d2))
-        W[rng.choice(d, size=d2, replace=False), np.arange(d2)] = 1.0
-        labels = None
+                base += self.alpha_ * cached_call(self.memory, graph_gram, X, **graph_args)
+            return base
+        L = (cached_call(self.memory, ufsol_laplacian, X, **graph_args)
+             if self.alpha_ > 0 else np.zeros((n, n)))
+        return self.alpha_ * L + np.eye(n)                              # alpha L + I
+
+    def _fit(self, X):
+        n, d_in = X.shape
+        d2 = self._embedding_dim(d_in)
+        rng = check_random_state(self.random_state)
+        X, keep = self._kept_features(self._preprocess(X), d2)
+        self.alpha_ = 0.0 if self.graph == "none" else float(self.alpha)
+        solver = self.solver_ = self._resolve_solver(n, X.shape[1])
+        self._x_norm2 = float(np.linalg.norm(X, 2) ** 2) if (
+            solver == "shift_invert" and self.graph == "maxmargin") else 0.0
+        W = self._initial_w(X.shape[1], d2, rng)
+        # One OpenMP thread for scikit-learn's Lloyd in the V-step: on n x c data its parallel
+        # chunks cost more in synchronisation than they save (umist, 2 busy cores: 30 s of CPU
+        # per default fit against 2 s), and the runner fits on one thread, so a direct fit
+        # repeats its round-off.
+        with _threadpools().limit(limits=1, user_api="openmp"):
+            W, labels, history, ortho, converged = self._iterate(X, W, rng, solver)
+        self.W_ = np.zeros((d_in, d2))
+        self.W_[keep] = W
+        self.labels_ = labels
+        self.objective_history_ = history
+        self.orthogonality_history_ = ortho
+        self._stopped(len(history), converged, test="relative objective change < tol")
+        self.scores_ = np.full(d_in, -1.0)                 # constant features rank last
+        self.scores_[keep] = row_norms(W)
+
+    def _kept_features(self, X: np.ndarray, d2: int) -> tuple[np.ndarray, np.ndarray]:
+        """X without its constant features, and the mask of the kept ones."""
+        spread = X.std(axis=0)
+        keep = spread > 1e-12 * max(float(spread.max(initial=0.0)), 1e-300)
+        if int(keep.sum()) <= d2:
+            raise UFSBenchError(f"only {int(keep.sum())} non-constant feature(s); UFSOL needs more "
+                                f"than n_components={d2}")
+        return X[:, keep], keep
+
+    def _iterate(self, X, W, rng, solver):
+        """Algorithm 1 from W0: (W, labels, objective history, orthogonality history,
+        converged)."""
+        d2 = W.shape[1]
+        # d x d form (the dense W-step): X^T M X with M = alpha L + I - V^T V is
+        # alpha X^T L X + X^T X - (V X)^T (V X); neither M nor any n x n matrix is formed.
+        gram = solver == "dense"
+        base = self._data_term(X, gram)
+        Y = X @ W
+        released_v = self.v_step == "litekmeans"
+        starts = self._kmeans_starts(X.shape[0], rng) if released_v else None
+        labels = centres = None
+        if released_v:                        # the authors' (U0, V0): K-means on X W0
+            labels, centres, _ = litekmeans(Y, self.n_clusters_, next(starts))
         history, ortho = [], []
         exactly_symmetric = False
-        Y = X @ W
         for t in range(int(self.max_iter)):
-            r_diag = l21_reweight(W, eps=self.eps, factor=1.0)            # Eq. (7)
-            labels = self._v_step(Y, labels, rng)                          # Theorem 1
+            r_diag = self._reweight(W)                                    # Eq. (7)
+            if released_v:
+                labels, centres = self._solve_uv(Y, labels, centres, next(starts))
+            else:
+                labels = self._v_step(Y, labels, rng)                      # Theorem 1
             if gram:                                                       # X^T M X (d x d)
                 VX = indicator_projection(X, labels)
                 M = base - VX.T @ VX
@@ -444,17 +638,12 @@ class UFSOL(UFSSelector):
             Y = X @ W                                                      # also the next V-step's
             history.append(self._objective(Y, M, W, gram=gram))
             ortho.append(float(np.abs(W.T @ W - np.eye(d2)).max()))
-            if t > 0 and abs(history[-2] - history[-1]) <= self.tol * max(abs(history[-2]),
-                                                                           1e-300):
-                break
-        self.W_ = np.zeros((d_in, d2))
-        self.W_[keep] = W
-        self.labels_ = labels
-        self.objective_history_ = history
-        self.orthogonality_history_ = ortho
-        self.n_iter_ = len(history)
-        self.scores_ = np.full(d_in, -1.0)                 # constant features rank last
-        self.scores_[keep] = row_norms(W)
+            # strict: tol = 0 runs max_iter iterations (as the authors' code does, whose own
+            # test ||W - W_prev||_F <= 5e-7 is never met)
+            if t > 0 and abs(history[-2] - history[-1]) < self.tol * max(abs(history[-2]),
+                                                                          1e-300):
+                return W, labels, history, ortho, True
+        return W, labels, history, ortho, False
 
     def _preprocess(self, X):
         if self.preprocess == "unit_norm":
