@@ -261,3 +261,119 @@ def test_first_steps_read_back_for_another_setting_with_the_same_ratio(shape, tm
     direct = make_selector("rufs", nu=1e3, alpha=2.0, beta=1.0, **kw).fit(X)
     assert np.array_equal(warm.scores_, direct.scores_)
     assert warm.objective_history_ == direct.objective_history_
+
+
+# -- the released preset: Qian's projected L-BFGS blocks and the spectral 0/1 start ---------------
+def test_lbfgs_block_minimises_a_quadratic_and_a_non_negative_least_squares():
+    from scipy.optimize import nnls
+
+    from ufsbench.methods.rufs import lbfgs_block
+
+    rng = np.random.default_rng(0)
+    A, b = rng.standard_normal((40, 8)), rng.standard_normal(40)
+
+    def value(x):
+        r = A @ x - b
+        return 0.5 * r @ r, r
+
+    def gradient(x, r):
+        return A.T @ r
+
+    x, g = lbfgs_block(np.zeros(8), value, gradient, projected=False, ftol=1e-14, gtol=1e-10)
+    np.testing.assert_allclose(x, np.linalg.lstsq(A, b, rcond=None)[0], atol=1e-8)
+    x, pg = lbfgs_block(np.ones(8), value, gradient, projected=True, ftol=1e-14, gtol=1e-10)
+    np.testing.assert_allclose(x, nnls(A, b)[0], atol=1e-7)
+    assert x.min() >= 0 and np.linalg.norm(pg) < 1e-6         # the projected gradient vanishes
+
+
+def test_two_loop_with_one_pair_is_the_scaled_bfgs_inverse():
+    from ufsbench.methods.rufs import _two_loop
+
+    rng = np.random.default_rng(1)
+    s, y, g = rng.standard_normal(5), rng.standard_normal(5), rng.standard_normal(5)
+    y += 3 * s                                                   # s.y > 0
+    rho, H0 = 1 / (y @ s), (s @ y) / (y @ y)
+    V = np.eye(5) - rho * np.outer(y, s)
+    H = V.T @ (H0 * np.eye(5)) @ V + rho * np.outer(s, s)
+    np.testing.assert_allclose(_two_loop(g, [(s, y, rho)]), H @ g, rtol=1e-12)
+    np.testing.assert_array_equal(_two_loop(g, []), g)           # no pair: H0 = 1
+
+
+def test_adaptive_affinity_is_the_symmetrised_adaptive_neighbour_graph(data):
+    from ufsbench.methods.rufs import adaptive_affinity
+    from ufsbench.numerics.adaptive_neighbors import adaptive_neighbor_graph
+    from ufsbench.numerics.graphs import squared_distances
+
+    S = adaptive_neighbor_graph(squared_distances(data.X), 5)
+    np.testing.assert_allclose(S.sum(axis=1), 1.0)
+    np.testing.assert_allclose(adaptive_affinity(data.X, 5).toarray(), 0.5 * (S + S.T),
+                               atol=1e-15)
+
+
+def test_given_kmeans_starts_fix_the_start_partition(data):
+    from ufsbench.methods.rufs import start_labels
+    from ufsbench.numerics.spectral import kmeans_from_sample_starts, spectral_clustering_labels
+
+    starts = np.array([[0, 40, 80], [5, 45, 85], [10, 11, 12]])
+    sel = make_selector("rufs", n_clusters=3, graph="adaptive")
+    L = sel.graph_matrix(data.X)
+    np.testing.assert_array_equal(start_labels(data.X, L, 3, "kmeans", starts),
+                                  kmeans_from_sample_starts(data.X, starts))
+    np.testing.assert_array_equal(start_labels(data.X, L, 3, "spectral", starts),
+                                  spectral_clustering_labels(L, 3, starts))
+    fit = make_selector("rufs", n_clusters=3, clustering="spectral", start="indicator",
+                        init=starts, max_iter=2, tol=0.0).fit(data.X)
+    np.testing.assert_array_equal(fit.init_labels_, spectral_clustering_labels(
+        fit.graph_matrix(data.X), 3, starts))
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(init=[[0, 1]]), "init must be sample indices"),
+    (dict(init=[[0, 0, 1]]), "distinct samples"),
+    (dict(init=[[0, 1, 900]]), "sample index 900"),
+    (dict(gamma_f=1e-4), "only solver='lbfgs'"),
+    (dict(mu=0.1), "only solver='lbfgs'"),
+    (dict(solver="bfgs"), "'solver' parameter"),
+    (dict(clustering="dbscan"), "'clustering' parameter")])
+def test_bad_start_and_solver_parameters_are_refused(data, bad, match):
+    with pytest.raises(UFSBenchError, match=match):
+        make_selector("rufs", n_clusters=3, **bad).fit(data.X)
+
+
+@pytest.fixture(scope="module")
+def released(data):
+    return make_selector("rufs", preset="released", n_clusters=3, random_state=0,
+                         n_features_to_select=6).fit(data.X)
+
+
+def test_released_fit_keeps_the_constraints_and_stops_by_its_test(released, data):
+    assert released.converged_ and 1 <= released.n_iter_ < released.max_iter
+    assert len(released.objective_history_) == released.n_iter_
+    assert released.G_.min() >= 0 and released.F_.min() >= 0
+    assert np.all(np.isfinite(released.scores_))
+    assert set(np.unique(released.init_labels_)) == {0, 1, 2}
+
+
+def test_released_blocks_do_not_increase_their_objectives(released, data):
+    """W and G blocks: Armijo steps on their exact objectives (W: unconstrained, G: projected
+    along a descent direction), so each ends no higher than it started."""
+    import scipy.sparse as sp
+
+    from ufsbench.numerics.gram_solve import solve_gram_plus_diag
+    sel, X = released, data.X
+    L = sp.csr_matrix(sel.nu * sel.graph_matrix(X))
+    G, F = sel._start_factors(X, sel.graph_matrix(X))
+    W = solve_gram_plus_diag(X, G, sel.beta / sel.alpha)
+
+    def w_value(W):
+        return sel.alpha * row_norms(X @ W - G).sum() + sel.beta * row_norms(W).sum()
+
+    def g_value(G):
+        gram = G.T @ G - np.eye(3)
+        return (row_norms(G @ F - X).sum() + sel.mu * G.sum() + np.sum(G * (L @ G))
+                + sel.alpha * row_norms(G - X @ W1).sum() + sel.zeta / 4 * np.sum(gram ** 2))
+
+    W1, _ = sel._w_block(X, G, W)
+    assert w_value(W1) <= w_value(W)
+    G1, _ = sel._g_block(X, L, F, W1, G)
+    assert g_value(G1) < g_value(G)

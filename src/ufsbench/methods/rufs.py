@@ -1,4 +1,43 @@
-"""RUFS: Robust Unsupervised Feature Selection (Qian & Zhai, IJCAI 2013)."""
+"""RUFS: Robust Unsupervised Feature Selection (Qian & Zhai, IJCAI 2013).
+
+Settings: the paper (its text is not available here; the model as restated by KMUFS Eq. (34)
+and the header of Qian's code), the authors' code as released (AutoUFSTool ``UFSs/RUFS``:
+the start of ``Robust_unsupervised.m`` and the solver ``RUFS.m``; preset ``released``) and our
+default.
+
+=============  ======================  ======================================  ======================
+setting        paper (as restated)     authors' code (as released)             our default
+=============  ======================  ======================================  ======================
+graph L        local learning (FSASL   adaptive neighbours, k = 5,             local learning, k = 5,
+               pipeline)               (A + A^T) / 2, normalised Laplacian     lambda_r = 0.1
+c              number of clusters      10 (hard-coded)                         ``n_clusters``
+nu, alpha,     tuned                   5, 5, 4                                 1, 1, 1 (grid 1e-6 ..
+beta                                                                           1e6)
+G^T G = I      constraint              penalty (zeta/4) ||G^T G - I||^2,       same, zeta = 1e7
+                                       zeta = 1e7
+extra terms    none                    1e-4 sum_j ||F_:j||, 0.1 1^T G 1        none
+G0             not stated              spectral clustering (sc.m, K-means      K-means on X
+                                       20 replicates): 0/1 indicator           (k-means++, 10),
+                                                                               scaled indicator +
+                                                                               0.2, unit columns
+F0, W0         not stated              max((G^T G)^-1 G^T X, 0) + 0.2 x mean;  same
+                                       (X^T X + (beta/alpha) I)^-1 X^T G
+solver         not stated              projected L-BFGS blocks W, G, F         IRLS W-step, split
+                                       (Armijo 0.2, backtrack 0.5, 10 pairs)   multiplicative G, F
+eps            not stated              2.2e-16 in the gradients                1e-8 in every l2,1
+stop           not stated              |objective change| <= 1e-4 or           relative decrease
+                                       projected gradient <= 1e-4 x initial,   <= 1e-6, 20
+                                       MaxIter 10 (11 rounds)                  iterations
+ranking        ||w_i|| decreasing      sum(W.^2, 2) decreasing                 ||w_i|| decreasing
+=============  ======================  ======================================  ======================
+
+``released`` sets graph="adaptive", clustering="spectral", start="indicator", n_init=20,
+solver="lbfgs", gamma_f=1e-4, mu=0.1, nu=5, alpha=5, beta=4, eps=2.2e-16, max_iter=11, tol=1e-4;
+c is ``n_clusters`` (pass 10 to repeat the wrapper). Under Octave the authors' ``kmeans`` runs
+Deng Cai's ``litekmeans``; its recorded starts, given as ``init``, make the start the same
+partition (``ufsbench.conformance.rufs``, which also shows how much of the outcome round-off
+decides on some data).
+"""
 
 from __future__ import annotations
 
@@ -17,6 +56,8 @@ from ufsbench.numerics.indicators import kmeans_scaled_indicator
 from ufsbench.numerics.gram_solve import solve_gram_plus_diag
 from ufsbench.numerics.irls import smoothed_l21_norm, smoothed_row_norms
 from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
+from ufsbench.numerics.spectral import (kmeans_from_sample_starts, scaled_indicator,
+                                        spectral_clustering_labels, spectral_soft_indicator)
 
 
 def local_learning_weights(X: np.ndarray, k: int = 5, lambda_r: float = 0.1,
@@ -87,11 +128,146 @@ def rufs_first_steps(X: np.ndarray, n_clusters: int, random_state, ratio: float,
     the same. ``start_memory``: where the start (:func:`rufs_start`) is cached, shared by every
     ratio (a location, part of this function's cache key; None computes it)."""
     G, F = cached_seeded_call(start_memory, rufs_start, X, random_state, n_clusters=n_clusters)
+    return (G, F, *first_steps_from(X, G, F, ratio, eps))
+
+
+def first_steps_from(X: np.ndarray, G: np.ndarray, F: np.ndarray, ratio: float, eps: float):
+    """(W0, W1, norms_r) of :func:`rufs_first_steps` for a given start (G0, F0)."""
     W0 = solve_gram_plus_diag(X, G, ratio)
     q_h = 0.5 / smoothed_row_norms(X @ W0 - G, eps)
     W1 = solve_gram_plus_diag(X, q_h[:, None] * G, ratio * l21_reweight(W0, eps), q_h)
     norms_r = residual_row_norms(np.ascontiguousarray(X), G, F, eps, np.empty(X.shape))
-    return G, F, W0, W1, norms_r
+    return W0, W1, norms_r
+
+
+def adaptive_affinity(X: np.ndarray, k: int = 5) -> sp.csr_matrix:
+    """(A + A^T) / 2 of the adaptive-neighbour graph (Nie, Wang & Huang, KDD 2014) on X, sparse:
+    row i of A weights its k nearest samples by (d_{k+1} - d_j) / (k d_{k+1} - sum_{t<=k} d_t)
+    with the squared distances d sorted ascending (the graph ``Robust_unsupervised.m`` builds
+    before its spectral clustering; uniform 1/k where the k + 1 distances are all equal)."""
+    n = X.shape[0]
+    idx, dist = nearest_neighbors(X, k + 1)
+    d_k, d_next = dist[:, :k], dist[:, k:k + 1]
+    denom = k * d_next - d_k.sum(axis=1, keepdims=True)
+    flat = denom <= 1e-12 * np.maximum(np.abs(d_next), 1e-300)
+    weights = np.where(flat, 1.0 / k, (d_next - d_k) / np.where(flat, 1.0, denom))
+    A = sp.csr_matrix((weights.ravel(), (np.repeat(np.arange(n), k), idx[:, :k].ravel())),
+                      shape=(n, n))
+    return sp.csr_matrix(0.5 * (A + A.T))
+
+
+def start_labels(X: np.ndarray, L, n_clusters: int, clustering: str, starts=None,
+                 random_state=None, n_init: int = 10) -> np.ndarray:
+    """The partition RUFS starts from (0-based labels): K-means on the rows of X, or spectral
+    clustering on the graph's Laplacian L (its c bottom eigenvectors, rows scaled to unit norm,
+    K-means; ``sc.m`` of the authors' pipeline). ``starts`` (r x c sample indices) gives the
+    K-means starts (Lloyd from each, the best of the r kept, as ``litekmeans.m``); else
+    k-means++ with ``n_init`` restarts seeded from ``random_state``."""
+    if clustering == "spectral":
+        if starts is not None:
+            return spectral_clustering_labels(L, n_clusters, starts)
+        return spectral_soft_indicator(L, n_clusters, random_state, n_init=n_init)[1]
+    if starts is not None:
+        return kmeans_from_sample_starts(X, starts)
+    return kmeans_scaled_indicator(X, n_clusters, random_state, n_init=n_init)[1]
+
+
+def factors_from_labels(X: np.ndarray, labels: np.ndarray, n_clusters: int, start: str):
+    """(G0, F0) from a partition: G0 the 0/1 indicator (``start="indicator"``, the authors'
+    code) or the scaled indicator plus 0.2 x its mean non-zero entry with unit columns
+    (``"soft"``); F0 = max((G0^T G0)^{-1} G0^T X, 0) + 0.2 x its mean positive entry."""
+    if start == "indicator":
+        G = np.zeros((labels.size, n_clusters))
+        G[np.arange(labels.size), labels] = 1.0
+    else:
+        G = scaled_indicator(labels, n_clusters, offset=0.2)
+    return G, _centres(X, G)
+
+
+def _centres(X: np.ndarray, G: np.ndarray) -> np.ndarray:
+    F = np.maximum(np.linalg.lstsq(G, X, rcond=None)[0], 0.0)
+    F += 0.2 * (F[F > 0].mean() if np.any(F > 0) else 1.0)
+    return F
+
+
+# -- the authors' solver: Qian's projected L-BFGS blocks ----------------------------------------
+#: Constants of Qian's block solvers (RUFS.m): Armijo parameter, backtracking factor, number of
+#: stored pairs, the first step's inverse-Hessian scale, and the |f change| stops of the blocks.
+ARMIJO, BACKTRACK, LBFGS_MEMORY, LBFGS_H0 = 0.2, 0.5, 10, 1.0
+W_BLOCK_FTOL, W_BLOCK_GTOL, GF_BLOCK_TOL = 1e-4, 1e-3, 1e-3
+
+
+def _two_loop(grad: np.ndarray, pairs: list) -> np.ndarray:
+    """H grad by the L-BFGS two-loop recursion over the stored (s, y, rho), oldest first, with
+    H0 = (s.y / y.y) of the newest pair (``LBFGS_H0`` when there is none)."""
+    q, a = grad.copy(), []
+    for s, y, rho in reversed(pairs):
+        a.append(rho * np.vdot(s, q))
+        q -= a[-1] * y
+    if pairs:
+        s, y, _ = pairs[-1]
+        q *= np.vdot(s, y) / np.vdot(y, y)
+    else:
+        q *= LBFGS_H0
+    for (s, y, rho), a_i in zip(pairs, reversed(a)):
+        q += (a_i - rho * np.vdot(y, q)) * s
+    return q
+
+
+def lbfgs_block(x: np.ndarray, value, gradient, *, projected: bool, ftol: float,
+                gtol: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Qian's block solver (``UpdateW`` / ``UpdateG`` / ``UpdateF`` of RUFS.m): L-BFGS with
+    Armijo backtracking from t = 1, projected onto x >= 0 when ``projected``.
+
+    ``value(x) -> (f, state)``, ``gradient(x, state) -> g``. Each round: stop when the gradient
+    (projected: its entries where g < 0 or x > 0) has norm <= ``gtol`` (None: no such test);
+    the direction is the two-loop H g (projected: restricted the same way, or the projected
+    gradient itself when that is not a descent direction); backtrack t by ``BACKTRACK`` until
+    f(x_t) <= f(x) + ``ARMIJO`` g.(x_t - x) (unconstrained: ``ARMIJO`` t g.p); stop WITHOUT
+    taking the step when |f(x_t) - f(x)| < ``ftol``. Returns (x, the (projected) gradient at x).
+    """
+    f, state = value(x)
+    g = gradient(x, state)
+    pairs: list = []
+    while True:
+        pg = np.where((g < 0) | (x > 0), g, 0.0) if projected else g
+        if gtol is not None and np.linalg.norm(pg) <= gtol:
+            break
+        r = _two_loop(g, pairs)
+        if projected:
+            r = np.where((r < 0) | (x > 0), r, 0.0)
+            p = -pg if np.vdot(r, g) <= 0 else -r
+        else:
+            p = -r
+        slope = np.vdot(g, p)
+        t = 1.0
+        while True:
+            x_t = np.maximum(x + t * p, 0.0) if projected else x + t * p
+            f_t, state_t = value(x_t)
+            gain = np.vdot(g, x_t - x) if projected else t * slope
+            if f_t <= f + ARMIJO * gain:
+                break
+            t *= BACKTRACK
+        if abs(f_t - f) < ftol:
+            break
+        x_prev, g_prev = x, g
+        f, x, state = f_t, x_t, state_t
+        g = gradient(x, state)
+        s, y = x - x_prev, g - g_prev
+        with np.errstate(divide="ignore"):
+            rho = np.float64(1.0) / np.vdot(y, s)
+        pairs = (pairs + [(s, y, rho)])[-LBFGS_MEMORY:]
+    return x, pg
+
+
+def _rows(A: np.ndarray) -> np.ndarray:
+    """Euclidean norms of the rows of A."""
+    return np.sqrt(np.einsum("ij,ij->i", A, A))
+
+
+def _cols(A: np.ndarray) -> np.ndarray:
+    """Euclidean norms of the columns of A."""
+    return np.sqrt(np.einsum("ij,ij->j", A, A))
 
 
 @register("rufs")
@@ -149,6 +325,25 @@ class RUFS(UFSSelector):
     * zeta = 1e7 as Qian's code; eps = 1e-8 inside every smoothed norm; at most ``max_iter`` outer
       iterations (code: 20), stop when the relative objective decrease is below ``tol``.
     * ``labels_`` = argmax of each row of G.
+    * Start options: ``clustering`` ("kmeans" on X, or "spectral" on the graph's Laplacian as
+      ``sc.m``), ``start`` ("soft" as above, or "indicator": the 0/1 indicator of the authors'
+      code, whose zeros the multiplicative G-step never moves), ``init`` (K-means starts as
+      sample indices, one row per restart: Lloyd from each, the best kept, as ``litekmeans.m``)
+      and ``n_init`` (k-means++ restarts when ``init`` is None). ``init_labels_`` is the
+      partition of the start (set whenever the start is not the cached default).
+    * ``solver="lbfgs"`` is Qian's algorithm (:func:`lbfgs_block`): each round runs his W-block
+      (L-BFGS on alpha sum ||x_i W - g_i|| + beta sum ||w^r||, stop at |f change| < 1e-4 or
+      ||grad|| <= 1e-3), G-block (projected L-BFGS over G >= 0 with his code-only mu 1^T G 1,
+      stop at |f change| < 1e-3 or projected gradient <= 1e-3 x the spectral norm of its first
+      gradient) and F-block (projected L-BFGS with gamma_f sum_j ||F_:j||, stop at |f change|
+      < 1e-3; as in his code its gradients divide by the residual norms of the block's start),
+      each keeping the point before the step that triggered its stop. The fit stops when his
+      objective (with ||G^T G - I||_2, the spectral norm) changes by at most ``tol``, or the
+      spectral norm of the stacked (projected) gradients is at most ``tol`` times the Frobenius
+      norm of the initial gradient (his initial W-gradient takes the data term with the sign of
+      G - X W), or after ``max_iter`` rounds (his MaxIter = 10 tests after the 11th round's
+      updates: ``max_iter=11``); ``objective_history_`` is his objective per round. The smoothing
+      in his gradients (W / (||w^r|| + eps), F / (||F_:j|| + eps)) is ``eps``.
     * Cost: G0, F0 depend on the data and the seed only and are cached at ``memory``
       (:func:`rufs_start`); the W-step forms X^T Q_h X (or its n x n form) as a symmetric
       rank-k product; the row norms of X - G F and X W - G computed for the objective serve
@@ -164,10 +359,16 @@ class RUFS(UFSSelector):
         (KMUFS Eq. (34) names; grid {1e-6, ..., 1e6}).
     k : neighbours of the graph (5); lambda_r : local kernel-ridge parameter (0.1);
     sigma : heat-kernel width (None: mean squared kNN distance).
-    graph : "local_learning" (the authors' T) or "knn" (normalised kNN Laplacian).
+    graph : "local_learning" (the FSASL pipeline's T), "knn" (normalised kNN Laplacian) or
+        "adaptive" (normalised Laplacian of the adaptive-neighbour graph, the authors' wrapper).
     zeta : weight of the orthogonality penalty (1e7); exponent : eta of the G-step (0.25).
-    max_iter, tol : iteration cap (20) and relative-decrease stop; eps : smoothing of every
-        l2,1 norm.
+    max_iter, tol : iteration cap (20) and relative-decrease stop (0: exactly max_iter
+        iterations; ``solver="lbfgs"``: rounds and Qian's epsilon, see above); eps : smoothing
+        of every l2,1 norm.
+    clustering, start, init, n_init : the start (see above); defaults "kmeans", "soft", None, 10.
+    solver : "irls" (default) or "lbfgs" (Qian's projected L-BFGS blocks).
+    gamma_f, mu : weights of the code-only terms gamma_f sum_j ||F_:j|| and mu 1^T G 1 (0; only
+        ``solver="lbfgs"`` minimises them, ``"irls"`` refuses non-zero values).
     memory : None, str or joblib.Memory, default None
         Where to cache the graph (it depends on X, graph, k, lambda_r and sigma only) and, for an
         integer ``random_state``, the start (X, n_clusters and the seed only) and the steps before
@@ -176,7 +377,8 @@ class RUFS(UFSSelector):
 
     Attributes
     ----------
-    scores_ (||w_r||), labels_, G_ (n x c), F_ (c x d), W_ (d x c), objective_history_, n_iter_.
+    scores_ (||w_r||), labels_, G_ (n x c), F_ (c x d), W_ (d x c), objective_history_, n_iter_,
+    converged_, init_labels_ (see above).
     """
 
     _parameter_constraints = {
@@ -186,7 +388,7 @@ class RUFS(UFSSelector):
         "alpha": POSITIVE,
         "beta": POSITIVE,
         "k": POSITIVE_INT,
-        "graph": [StrOptions({"local_learning", "knn"})],
+        "graph": [StrOptions({"local_learning", "knn", "adaptive"})],
         # Keeps K(N_i, N_i) + lambda_r I invertible when neighbours coincide.
         "lambda_r": POSITIVE,
         "sigma": [Interval(Real, 0, None, closed="neither"), None],
@@ -198,12 +400,23 @@ class RUFS(UFSSelector):
         "tol": NON_NEGATIVE,
         # Keeps every reweighting 1 / (2 sqrt(||r_i||^2 + eps)) finite at a zero residual.
         "eps": POSITIVE,
+        "clustering": [StrOptions({"kmeans", "spectral"})],
+        "start": [StrOptions({"soft", "indicator"})],
+        # K-means starts as sample indices, one row of n_clusters per restart.
+        "init": [None, "array-like"],
+        "n_init": POSITIVE_INT,
+        "solver": [StrOptions({"irls", "lbfgs"})],
+        # Terms of Qian's code only (solver="lbfgs"): gamma_f sum_j ||F_:j||, mu 1^T G 1.
+        "gamma_f": NON_NEGATIVE,
+        "mu": NON_NEGATIVE,
         "memory": MEMORY_CONSTRAINT,
     }
 
     def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None, nu=1.0,
                  alpha=1.0, beta=1.0, k=5, graph="local_learning", lambda_r=0.1, sigma=None,
-                 zeta=1e7, exponent=0.25, max_iter=20, tol=1e-6, eps=1e-8, memory=None):
+                 zeta=1e7, exponent=0.25, max_iter=20, tol=1e-6, eps=1e-8, clustering="kmeans",
+                 start="soft", init=None, n_init=10, solver="irls", gamma_f=0.0, mu=0.0,
+                 memory=None):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -219,7 +432,39 @@ class RUFS(UFSSelector):
         self.max_iter = max_iter
         self.tol = tol
         self.eps = eps
+        self.clustering = clustering
+        self.start = start
+        self.init = init
+        self.n_init = n_init
+        self.solver = solver
+        self.gamma_f = gamma_f
+        self.mu = mu
         self.memory = memory
+
+    def _check_parameter_relations(self) -> None:
+        if self.solver == "irls" and (self.gamma_f != 0 or self.mu != 0):
+            raise self._invalid(f"gamma_f={self.gamma_f!r} and mu={self.mu!r} are terms of "
+                                f"Qian's code, which only solver='lbfgs' minimises; use "
+                                f"gamma_f=0 and mu=0 with solver='irls'")
+        if self.init is None:
+            return
+        starts = np.asarray(self.init)
+        if (starts.ndim != 2 or starts.shape[0] < 1 or starts.shape[1] != self.n_clusters
+                or not np.issubdtype(starts.dtype, np.integer) or starts.min() < 0):
+            raise self._invalid(f"init must be sample indices, one row of n_clusters="
+                                f"{self.n_clusters} non-negative integers per K-means start; "
+                                f"got an array of shape {starts.shape} and dtype {starts.dtype}")
+        if any(np.unique(row).size != row.size for row in starts):
+            raise self._invalid("init: the starts of one K-means run must be distinct samples")
+
+    def _starts(self, n: int) -> np.ndarray | None:
+        """``init`` as an int array, checked against the n samples of X (None when not given)."""
+        if self.init is None:
+            return None
+        starts = np.asarray(self.init, dtype=np.intp)
+        if starts.max() >= n:
+            raise self._invalid(f"init holds sample index {starts.max()}, but X has {n} samples")
+        return starts
 
     def graph_matrix(self, X: np.ndarray) -> sp.csr_matrix:
         """The n x n PSD regulariser L of the nu-term (local learning or normalised kNN), sparse
@@ -228,6 +473,9 @@ class RUFS(UFSSelector):
         if self.graph == "local_learning":
             return cached_call(self.memory, local_learning_matrix, X, k=k, lambda_r=self.lambda_r,
                                sigma=self.sigma)
+        if self.graph == "adaptive":          # k + 1 neighbours: k weights and the (k+1)-th
+            S = cached_call(self.memory, adaptive_affinity, X, k=min(self.k, X.shape[0] - 2))
+            return laplacian(S, normalized=True)
         S = cached_call(self.memory, sparse_knn_graph, X, k=k, weight="heat", sigma=self.sigma)
         return laplacian(S, normalized=True)
 
@@ -253,14 +501,21 @@ class RUFS(UFSSelector):
                                       float(self.zeta), float(self.eps))
         eta = float(self.exponent)
         L = self.graph_matrix(X)
+        if self.solver == "lbfgs":
+            G, F = self._start_factors(X, L)
+            return self._fit_lbfgs(X, L, G, F)
         L_pos, L_neg = pos_part(L), neg_part(L)
 
         # Everything before the first G-step (G0, F0, W0 = (X^T X + (beta/alpha) I)^{-1} X^T G0
         # as Qian's code, the first W-step W1) depends on the data, the seed and beta / alpha
         # only: computed once per ratio in a sweep, read from ``memory`` afterwards.
-        G, F, W, W1, norms_r = cached_seeded_call(
-            self.memory, rufs_first_steps, X, self.random_state, n_clusters=c,
-            ratio=beta / alpha, eps=eps, start_memory=memory_location(self.memory))
+        if self._kmeans_soft_start():
+            G, F, W, W1, norms_r = cached_seeded_call(
+                self.memory, rufs_first_steps, X, self.random_state, n_clusters=c,
+                ratio=beta / alpha, eps=eps, start_memory=memory_location(self.memory))
+        else:
+            G, F = self._start_factors(X, L)
+            W, W1, norms_r = first_steps_from(X, G, F, beta / alpha, eps)
 
         # Smoothed row norms of the current X - G F and X W - G: every reweighting
         # 1 / (2 sqrt(||r_i||^2 + eps)) below is 0.5 / these (bitwise l21_reweight), and the
@@ -268,8 +523,7 @@ class RUFS(UFSSelector):
         # X - G F of every iteration go through one row-major buffer.
         X_rows, buf = np.ascontiguousarray(X), np.empty(X.shape)
         norms_h = None
-        history = []
-        self.n_iter_ = 0
+        history, converged = [], False
         for it in range(self.max_iter):
             # 1. W-step: reweighted (Q_h, D_W) ridge regression, exact (the first one: W1).
             if it == 0:
@@ -296,11 +550,141 @@ class RUFS(UFSSelector):
             norms_r = residual_row_norms(X_rows, G, F, eps, buf)
             norms_h = smoothed_row_norms(XW - G, eps)
             history.append(self._objective(norms_r, norms_h, G, W, L))
-            self.n_iter_ += 1
             if (len(history) > 1 and self.tol > 0
                     and history[-2] - history[-1] <= self.tol * abs(history[-2])):
+                converged = True
                 break
+        # tol = 0 asks for exactly max_iter iterations: reaching them is the requested stop.
+        self._stopped(len(history), converged or self.tol == 0,
+                      test="relative objective decrease <= tol" if self.tol > 0
+                      else "fixed count of max_iter iterations (tol=0)")
+        self._finish(G, F, W, history)
+
+    def _finish(self, G, F, W, history) -> None:
         self.G_, self.F_, self.W_ = G, F, W
         self.objective_history_ = history
         self.labels_ = np.argmax(G, axis=1)
         self.scores_ = row_norms(W)
+
+    # -- the start ------------------------------------------------------------------------------
+    def _kmeans_soft_start(self) -> bool:
+        """The default start (K-means on X, k-means++ with 10 restarts, soft indicator), which
+        a sweep reads from ``memory`` together with the steps before the first G-step."""
+        return (self.clustering == "kmeans" and self.start == "soft" and self.init is None
+                and self.n_init == 10)
+
+    def _start_factors(self, X, L):
+        """(G0, F0) from the start the parameters name (:func:`start_labels`,
+        :func:`factors_from_labels`); the partition is kept as ``init_labels_``."""
+        c = self.n_clusters_
+        self.init_labels_ = start_labels(X, L, c, self.clustering, self._starts(X.shape[0]),
+                                         self.random_state, int(self.n_init))
+        return factors_from_labels(X, self.init_labels_, c, self.start)
+
+    # -- solver="lbfgs": Qian's algorithm -----------------------------------------------------
+    def _fit_lbfgs(self, X, L, G, F) -> None:
+        """Qian's RUFS.m: W0 = (X^T X + (beta/alpha) I)^{-1} X^T G0, then rounds of the three
+        block solvers (W, G, F; :func:`lbfgs_block`) until |change of his objective| <= tol, the
+        2-norm of the stacked (projected) gradients <= tol x the initial gradient norm, or
+        max_iter rounds (see the class docstring)."""
+        a, b = float(self.alpha), float(self.beta)
+        L = sp.csr_matrix(self.nu * L)
+        W = solve_gram_plus_diag(X, G, b / a)
+        value = self._qian_objective(X, L, G, F, W)
+        tol = float(self.tol) * self._qian_initial_gradient_norm(X, L, G, F, W)
+        history, converged = [], False
+        for _ in range(self.max_iter):
+            W, grad_w = self._w_block(X, G, W)
+            G, grad_g = self._g_block(X, L, F, W, G)
+            F, grad_f = self._f_block(X, G, F)
+            previous, value = value, self._qian_objective(X, L, G, F, W)
+            history.append(value)
+            stacked = np.vstack([grad_f.T, grad_g, grad_w])
+            if abs(value - previous) <= self.tol or np.linalg.norm(stacked, 2) <= tol:
+                converged = True
+                break
+        self._stopped(len(history), converged,
+                      test="objective change <= tol or projected gradient <= tol x initial")
+        self._finish(G, F, W, history)
+
+    def _qian_objective(self, X, L, G, F, W) -> float:
+        """The objective Qian's code prints and tests: the model's four terms, gamma_f times the
+        norms of F's ROWS, mu 1^T G 1 and (zeta/4) ||G^T G - I||_2^2 (spectral norm)."""
+        c = G.shape[1]
+        return float(_rows(G @ F - X).sum() + self.gamma_f * _rows(F).sum() + self.mu * G.sum()
+                     + np.sum(G * (L @ G)) + self.alpha * _rows(X @ W - G).sum()
+                     + self.beta * _rows(W).sum()
+                     + 0.25 * self.zeta * np.linalg.norm(G.T @ G - np.eye(c), 2) ** 2)
+
+    def _qian_initial_gradient_norm(self, X, L, G, F, W) -> float:
+        """||[grad_F^T; grad_G; grad_W]||_F at the start, as Qian's code computes it: its W part
+        is alpha X^T (G - X W)/r + beta W / (||w|| + eps), i.e. the data term with the sign of
+        G - X W (the block solver uses X W - G)."""
+        eps = float(self.eps)
+        R = G @ F - X
+        r_f = _rows(R)
+        grad_f = G.T @ (R / r_f[:, None]) + self.gamma_f * F / (_cols(F) + eps)[None, :]
+        grad_g = self._g_gradient(G, F, W, L, R, r_f, G - X @ W)
+        H = G - X @ W
+        grad_w = (self.alpha * X.T @ (H / _rows(H)[:, None])
+                  + self.beta * W / (_rows(W) + eps)[:, None])
+        return float(np.sqrt(np.sum(grad_f ** 2) + np.sum(grad_g ** 2) + np.sum(grad_w ** 2)))
+
+    def _g_gradient(self, G, F, W, L, R, r_f, H) -> np.ndarray:
+        c = G.shape[1]
+        return (R @ F.T / r_f[:, None] + self.mu + 2 * (L @ G)
+                + self.alpha * H / _rows(H)[:, None] + self.zeta * G @ (G.T @ G - np.eye(c)))
+
+    def _w_block(self, X, G, W):
+        """Qian's UpdateW: alpha sum_i ||x_i W - g_i|| + beta sum_r ||w^r||, unconstrained."""
+        a, b, eps = float(self.alpha), float(self.beta), float(self.eps)
+
+        def value(W):
+            R = X @ W - G
+            r, phi = _rows(R), _rows(W)
+            return a * r.sum() + b * phi.sum(), (R, r, phi)
+
+        def gradient(W, state):
+            R, r, phi = state
+            return a * X.T @ (R / r[:, None]) + b * W / (phi + eps)[:, None]
+
+        return lbfgs_block(W, value, gradient, projected=False, ftol=W_BLOCK_FTOL,
+                           gtol=W_BLOCK_GTOL)
+
+    def _g_block(self, X, L, F, W, G):
+        """Qian's UpdateG: sum_i ||x_i - g_i F|| + mu 1^T G 1 + tr(G^T L G) + alpha sum_i
+        ||x_i W - g_i|| + (zeta/4) ||G^T G - I||_F^2 over G >= 0; its gradient test is relative
+        to the spectral norm of the first gradient."""
+        c, XW = G.shape[1], X @ W
+
+        def value(G):
+            R, H = G @ F - X, G - XW
+            r_f, r_h = _rows(R), _rows(H)
+            phi = (self.mu * G.sum() + np.sum(G * (L @ G)) + self.alpha * r_h.sum()
+                   + 0.25 * self.zeta * np.sum((G.T @ G - np.eye(c)) ** 2))
+            return r_f.sum() + phi, (R, r_f, H)
+
+        def gradient(G, state):
+            return self._g_gradient(G, F, W, L, *state)
+
+        first = gradient(G, value(G)[1])
+        return lbfgs_block(G, value, gradient, projected=True, ftol=GF_BLOCK_TOL,
+                           gtol=GF_BLOCK_TOL * np.linalg.norm(first, 2))
+
+    def _f_block(self, X, G, F):
+        """Qian's UpdateF: sum_i ||x_i - g_i F|| + gamma_f sum_j ||F_:j|| over F >= 0. As in his
+        code, every gradient divides the residual rows by their norms at the block's START (the
+        norms are not refreshed inside the block), and there is no gradient test."""
+        eps, gamma_f = float(self.eps), float(self.gamma_f)
+        r_start = _rows(G @ F - X)
+
+        def value(F):
+            R = G @ F - X
+            phi = _cols(F)
+            return _rows(R).sum() + gamma_f * phi.sum(), (R, phi)
+
+        def gradient(F, state):
+            R, phi = state
+            return G.T @ (R / r_start[:, None]) + gamma_f * F / (phi + eps)[None, :]
+
+        return lbfgs_block(F, value, gradient, projected=True, ftol=GF_BLOCK_TOL)
