@@ -4,6 +4,11 @@ Algorithm 2 on full matrices, tests/methods/_reference_dgufs.py).
 Usage: python benchmarks/bench_dgufs.py [--sizes 72x7129 100x10000] [--m 50] [--iters 20]
        [--real allaml pix10p]   (reads /work/shared/datasets/<name>.mat)
 Prints per-size timings, the max |L_fast - L_dense|, whether the supports agree, and machine info.
+
+       OPENBLAS_NUM_THREADS=1 python benchmarks/bench_dgufs.py --scaling usps 1000 2000 4000
+The default fit (alpha 1e3, beta 0.5, relaxed M-step, 50 iterations, m = 100) on the first n
+samples of a data set: CPU seconds of this process, how many L-steps needed LAPACK (the others
+were shown to give L = 0 by Gershgorin's bound), the ranks of L, and the n x n arrays' size.
 """
 
 import argparse
@@ -35,6 +40,35 @@ def _data(spec, seed):
     return spec, np.asarray(data["X"], float), len(np.unique(y))
 
 
+def scaling(name, sizes, m):
+    """CPU seconds of the default fit on the first n samples of ``name``, for each n."""
+    from ufsbench.methods import dgufs
+
+    _, X, c = _data(name, 0)
+    calls = []
+    original = dgufs.sla.eigh
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    dgufs.sla.eigh = counted
+    print(f"{'data':>8} {'n':>6} {'d':>5} {'cpu s':>8} {'n_iter':>6} {'LAPACK L-steps':>14} "
+          f"{'max rank':>8} {'n x n MB':>8}")
+    try:
+        for n in sizes:
+            calls.clear()
+            cpu = time.process_time()
+            sel = make_selector("dgufs", n_features_to_select=m, n_clusters=c,
+                                random_state=0).fit(X[:n])
+            cpu = time.process_time() - cpu
+            print(f"{name:>8} {n:>6} {X.shape[1]:>5} {cpu:>8.2f} {sel.n_iter_:>6} "
+                  f"{len(calls):>14} {max(sel.rank_history_):>8} {8 * n * n / 2**20:>8.0f}",
+                  flush=True)
+    finally:
+        dgufs.sla.eigh = original
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", nargs="*", default=["72x2000", "100x5000"])
@@ -42,7 +76,13 @@ def main():
     ap.add_argument("--m", type=int, default=50)
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--scaling", nargs="+", metavar="NAME N",
+                    help="a data set and sample counts: the default fit's CPU seconds per n")
     args = ap.parse_args()
+    if args.scaling:
+        print(f"machine: {platform.machine()} cpus={os.cpu_count()} numpy={np.__version__} "
+              f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}")
+        return scaling(args.scaling[0], [int(v) for v in args.scaling[1:]], 100)
     print(f"machine: {platform.machine()} {platform.processor() or ''} cpus={os.cpu_count()} "
           f"python={platform.python_version()} numpy={np.__version__}")
     print(f"{'data':>12} {'n':>5} {'d':>6} {'fast s':>8} {'dense s':>8} {'speedup':>7} "

@@ -140,9 +140,14 @@ def m_step(Q: np.ndarray, mu: float, variant: str, gamma: float) -> np.ndarray:
     if variant == "binary":
         M = (Q >= 0.5).astype(float)                                    # Eq. (11)
     else:
+        # The rule of the class docstring in one comparison: for tau < 1 every q > 1 also
+        # exceeds (1 + tau)/2 < 1, so p != 0 iff q > sqrt(tau); for tau >= 1 no q <= 1 exceeds
+        # sqrt(tau) >= 1, so p != 0 iff q > (1 + tau)/2, and then p = min(q, 1) = 1.
         tau = 2.0 * gamma / mu
-        keep = np.where(Q <= 1.0, Q > np.sqrt(tau), Q > 0.5 * (1.0 + tau))
-        M = np.where(keep, np.minimum(Q, 1.0), 0.0)
+        if tau < 1.0:
+            M = np.where(Q > np.sqrt(tau), np.minimum(Q, 1.0), 0.0)
+        else:
+            M = (Q > 0.5 * (1.0 + tau)).astype(float)
     np.fill_diagonal(M, 1.0)                                            # M = M' - diag(M') + I
     return M
 
@@ -150,12 +155,16 @@ def m_step(Q: np.ndarray, mu: float, variant: str, gamma: float) -> np.ndarray:
 def rank_threshold_psd(A: np.ndarray, eta: float, subset: bool = True):
     """Theorem 2: argmin_{L >= 0} ||L - A||_F^2 + eta rank(L) = Q T_eta(Omega) Q^T of sym(A).
 
-    Keeps the eigenpairs of (A + A^T)/2 with eigenvalue > sqrt(eta). ``subset=True`` asks LAPACK
-    (evr) for those eigenpairs only; ``False`` is the full eigendecomposition. Returns (L, kept
-    eigenvalues).
+    Keeps the eigenpairs of (A + A^T)/2 with eigenvalue > sqrt(eta). ``subset=True`` first tries
+    Gershgorin's bound (:func:`eigenvalues_certainly_at_most`): when it shows that no eigenvalue
+    exceeds the threshold, L = 0 without an eigensolver (what LAPACK would also return, bit for
+    bit); otherwise LAPACK (evr) computes the eigenpairs above it only. ``False`` is the full
+    eigendecomposition. Returns (L, kept eigenvalues).
     """
     As = sym(A)
     thr = np.sqrt(eta)
+    if subset and eigenvalues_certainly_at_most(As, thr):
+        return np.zeros_like(As), np.zeros(0)
     if subset:
         w, V = sla.eigh(As, subset_by_value=(thr, np.inf), driver="evr")
     else:
@@ -163,6 +172,32 @@ def rank_threshold_psd(A: np.ndarray, eta: float, subset: bool = True):
     keep = w > thr
     w, V = w[keep], V[:, keep]
     return sym((V * w) @ V.T), w
+
+
+def eigenvalues_certainly_at_most(As: np.ndarray, bound: float, extra: float = 0.0) -> bool:
+    """Whether Gershgorin's discs of the symmetric As, widened by ``extra`` (a bound on the
+    spectral norm of a term left out of As), put every eigenvalue at or below ``bound``.
+
+    The margin (1e-10 of the largest absolute row sum) is far above both the round-off of these
+    sums and LAPACK's eigenvalue error (~n eps ||As||), so that LAPACK's subset is empty too.
+    O(n^2); in the ADMM's first iterations A is close to a multiple of I far below the
+    threshold (COIL20: 43 of 50 iterations at the default), where it replaces an O(n^3) solve.
+    """
+    radius = np.abs(As).sum(axis=1)
+    diag = np.diagonal(As)
+    upper = diag + (radius - np.abs(diag))
+    return bool(upper.max() + 1e-10 * radius.max() + extra <= bound)
+
+
+def spectral_norm_bound(B: np.ndarray) -> float:
+    """An upper bound of ||B||_2 for a wide B (m x n, m <= n): sqrt of the largest eigenvalue
+    of B B^T, enlarged by 1e-8 relative against its round-off; inf when B is not finite."""
+    if B.size == 0:
+        return 0.0
+    gram = B @ B.T
+    if not np.all(np.isfinite(gram)):
+        return np.inf                   # diverged iterates: no bound (the solve reports it)
+    return float(np.sqrt(max(np.linalg.eigvalsh(gram)[-1], 0.0))) * (1.0 + 1e-8)
 
 
 GRAPHS = ("knn", "knn_self", "negdist")
@@ -203,12 +238,19 @@ def minmax_offdiagonal(C: np.ndarray) -> np.ndarray:
 
 
 class _State:
-    """The n x n iterates L, M, Lambda2, H L H and the penalty mu."""
+    """The n x n iterates L, M, Lambda2, H L H, the penalty mu and the constant beta S."""
 
-    def __init__(self, n: int, mu: float):
+    def __init__(self, n: int, mu: float, beta_S: np.ndarray):
+        self.beta_S = beta_S
         self.L, self.M, self.Lam2 = np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n))
         self.HLH = _double_centre(self.L)
         self.mu = mu
+        #: L is the zero matrix: the products with H L H are skipped (they are exactly 0).
+        self.L_zero = True
+
+    def set_L(self, L: np.ndarray, rank: int) -> None:
+        self.L, self.L_zero = L, rank == 0
+        self.HLH = np.zeros_like(L) if self.L_zero else _double_centre(L)
 
 
 class _History:
@@ -311,6 +353,16 @@ class DGUFS(UFSSelector):
       (bitwise on ALLAML, Prostate-GE, PIX10P; tested with tied norms).
       The plain dense form is tests/methods/_reference_dgufs.py (benchmarks/bench_dgufs.py
       times both).
+    * L-steps without an eigensolver: Theorem 2 keeps only the eigenvalues of sym(A) above
+      sqrt(2 alpha / mu). Gershgorin's discs of B = M + (beta S - Lambda2) / mu (symmetric)
+      widened by a bound of the rank-m term, ||(1 - beta) H Y^T Z H / mu||_2 <= (1 - beta)
+      ||Y H||_2 ||Z H||_2 / mu (two m x m Grams), often show that none is: then L = 0 -- what
+      LAPACK returns too, so the iterates are those of the full solve bit for bit -- without
+      forming A (an n x m x n product) or the O(n^3) eigendecomposition, and while L = 0 the
+      products with H L H are skipped. Otherwise A is formed and LAPACK (evr) computes the
+      eigenpairs above the threshold. On COIL20 at the default, 43 of 50 L-steps are settled
+      this way (A is then close to a multiple of I below the threshold); the other 7 give L of
+      rank 79 to n.
 
     Parameters
     ----------
@@ -411,7 +463,7 @@ class DGUFS(UFSSelector):
             S = cached_call(self.memory, similarity_graph, X, graph=self.graph, k=k)
         rows = _ActiveRows(X.T)                     # paper layout, d x n: Y, Z, Lambda1 rows
         mu0 = self._initial_mu()
-        state = _State(n, float(mu0))
+        state = _State(n, float(mu0), beta * S)
         history = _History()
         zylm = self.update_order == "zylm"
         with np.errstate(over="ignore", invalid="ignore"):  # overflow -> error in _l_step
@@ -428,19 +480,24 @@ class DGUFS(UFSSelector):
                     Z = self._z_step(rows, Y, y_loc, state, beta)
                     M = m_step(state.L + state.Lam2 / mu, mu, self.m_update, float(self.gamma))
                     L, kept = self._l_step(M, Y, y_loc, Z, S, state, beta, it, mu0)
-                state.L, state.M = L, M
-                state.HLH = _double_centre(L)           # also the next iteration's H L H
-                ZmY = Z - Y
-                r1, r2 = float(np.max(np.abs(ZmY))), float(np.max(np.abs(L - M)))
-                hsic = float(np.sum((Y[y_loc] @ state.HLH) * Y[y_loc]))
-                history.add(-beta * float(np.sum(S * L)) - (1 - beta) * hsic
+                state.set_L(L, len(kept))                # also the next iteration's H L H
+                state.M = M
+                ZmY, LmM = Z - Y, L - M
+                r1, r2 = float(np.max(np.abs(ZmY))), float(np.max(np.abs(LmM)))
+                if state.L_zero:
+                    graph_term = hsic = 0.0
+                else:
+                    graph_term = float(np.sum(S * L))
+                    hsic = float(np.sum((Y[y_loc] @ state.HLH) * Y[y_loc]))
+                history.add(-beta * graph_term - (1 - beta) * hsic
                             + self.alpha * len(kept), (r1, r2), mu, len(kept), rows.idx[y_loc])
                 rows.Y, rows.Z = Y, Z
                 converged = r1 < self.tol and r2 < self.tol
                 if converged:
                     break
                 rows.Lam += mu * ZmY                                        # Eq. (13)
-                state.Lam2 += mu * (L - M)                                  # Eq. (14)
+                LmM *= mu
+                state.Lam2 += LmM                                           # Eq. (14)
                 state.mu = min(self.rho * mu, self.mu_max)                  # Eq. (15)
                 rows.drop_zero_rows()
         self._finish(rows, state, history, m, d)
@@ -456,7 +513,10 @@ class DGUFS(UFSSelector):
 
     def _y_step(self, rows: "_ActiveRows", Z: np.ndarray, state: "_State", beta: float):
         """Eq. (8) by Theorem 1: keep the m largest rows of U (U = 0 off rows.idx)."""
-        U = Z + ((1 - beta) * (Z @ state.HLH) + rows.Lam) / state.mu
+        if state.L_zero:
+            U = Z + rows.Lam / state.mu
+        else:
+            U = Z + ((1 - beta) * (Z @ state.HLH) + rows.Lam) / state.mu
         y_loc = _largest_rows(row_norms(U), rows.idx, self.n_features_to_select_)
         Y = np.zeros_like(U)
         Y[y_loc] = U[y_loc]
@@ -466,8 +526,11 @@ class DGUFS(UFSSelector):
                 beta: float) -> np.ndarray:
         """Eq. (9): X - Z keeps the d - m largest rows of V (V = X off rows.idx)."""
         Xb = rows.Xt[rows.idx]
-        YHLH = _on_rows(Y, state.HLH, y_loc)                # Y = 0 off y_loc
-        V = Xb - Y - ((1 - beta) * YHLH - rows.Lam) / state.mu
+        if state.L_zero:
+            V = Xb - Y - (-rows.Lam) / state.mu
+        else:
+            YHLH = _on_rows(Y, state.HLH, y_loc)            # Y = 0 off y_loc
+            V = Xb - Y - ((1 - beta) * YHLH - rows.Lam) / state.mu
         Z = Xb - V
         dropped = _smallest_rows(row_norms(V), rows.idx, self.n_features_to_select_)
         Z[dropped] = Xb[dropped]
@@ -476,15 +539,41 @@ class DGUFS(UFSSelector):
     def _l_step(self, M, Y, y_loc, Z, S, state: "_State", beta: float, it: int, mu0: float):
         """Theorem 2 with A = M + ((1-beta) H Y^T Z H + beta S - Lambda2) / mu (the authors'
         code min-max scales H Y^T Z H and A first: ``affinity_scaling="minmax"``)."""
-        scale = minmax_offdiagonal if self.affinity_scaling == "minmax" else (lambda C: C)
-        HYZH = scale(_double_centre(Y[y_loc].T @ Z[y_loc]))
-        A = scale(M + ((1 - beta) * HYZH + beta * S - state.Lam2) / state.mu)
+        if self.affinity_scaling == "none" and self._L_certainly_zero(M, Y[y_loc], Z[y_loc],
+                                                                      state, beta):
+            return np.zeros_like(M), np.zeros(0)
+        HYZH = _double_centre(Y[y_loc].T @ Z[y_loc])
+        if self.affinity_scaling == "minmax":
+            A = minmax_offdiagonal(
+                M + ((1 - beta) * minmax_offdiagonal(HYZH) + beta * S - state.Lam2) / state.mu)
+        else:   # the same arithmetic in place, in the same order (no n x n temporaries)
+            A = HYZH
+            A *= 1 - beta
+            A += state.beta_S
+            A -= state.Lam2
+            A /= state.mu
+            A += M
         if not np.all(np.isfinite(A)):
             raise UFSBenchError(
                 f"DGUFS diverged at iteration {it + 1} (iterates overflowed) with "
                 f"mu0={mu0}; the L-step scales like 1/mu: start with a larger mu0 "
                 f"(default 1.0)")
         return rank_threshold_psd(A, 2.0 * self.alpha / state.mu)
+
+    def _L_certainly_zero(self, M, Ys, Zs, state: "_State", beta: float) -> bool:
+        """Whether no eigenvalue of sym(A) exceeds sqrt(2 alpha / mu), shown without forming A:
+        A = B + C with B = M + (beta S - Lambda2) / mu symmetric (M, S, Lambda2 are) and
+        C = (1-beta) H Y^T Z H / mu of rank <= m, so lambda_max(sym A) <= Gershgorin(B) +
+        ||C||_2, and ||H Y^T Z H||_2 <= ||Y H||_2 ||Z H||_2 (m x n factors). Then L = 0, what
+        LAPACK returns too; otherwise A is formed and solved as usual."""
+        B = state.beta_S - state.Lam2
+        B /= state.mu
+        B += M
+        n = B.shape[0]
+        centred = [F - F.mean(axis=1, keepdims=True) for F in (Ys, Zs)]
+        low_rank = ((1 - beta) / state.mu / (n - 1) ** 2
+                    * spectral_norm_bound(centred[0]) * spectral_norm_bound(centred[1]))
+        return eigenvalues_certainly_at_most(B, np.sqrt(2.0 * self.alpha / state.mu), low_rank)
 
     def _finish(self, rows: "_ActiveRows", state: "_State", history: "_History", m: int,
                 d: int) -> None:
