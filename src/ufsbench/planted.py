@@ -236,14 +236,16 @@ def _run_unit(results_dir, unit: _Unit, design: dict) -> tuple[_Unit, dict | str
 
 
 def plan_units(methods, regimes, seeds, thin: int = DEFAULT_THIN) -> list[_Unit]:
-    """Every (regime, seed, method, setting), method by method, each default setting first."""
+    """Every (regime, seed, method, setting), method by method in the order given, each default
+    setting first; the ``wide`` regime's fits come after every other regime's (they cost the
+    most: an interrupted suite has the other regimes complete)."""
     units = []
     for method in methods:
         default, grid = method_settings(method, thin)
         settings = [default] + [s for s in grid if s != default]
         units += [_Unit(r, s, method, params) for r in regimes for s in seeds
                   for params in settings]
-    return units
+    return sorted(units, key=lambda u: u.regime == "wide")  # stable: the order above otherwise
 
 
 def run_planted(methods, regimes=tuple(REGIMES), seeds=range(DEFAULT_SEEDS),
