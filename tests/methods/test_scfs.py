@@ -11,8 +11,8 @@ from scipy import sparse
 from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector, method_parameters
-from ufsbench.methods.scfs import (SCFS, negative_part_of_B, scfs_objective, scfs_w_step,
-                                   split_gradient)
+from ufsbench.methods.scfs import (SCFS, negative_part_of_B, scfs_objective, scfs_start,
+                                   scfs_w_step, split_gradient)
 
 CONFIG = Path(__file__).resolve().parents[2] / "src" / "ufsbench" / "configs" / "method" / "scfs.yaml"
 
@@ -61,7 +61,7 @@ def test_printed_rule_breaks_on_zscored_data_where_split_does_not(data):
 def test_non_finite_G_stops_with_warning_and_keeps_last_finite_W(data, monkeypatch):
     calls = []
 
-    def g_step(self, X, G, XW, Bneg, ngamma):
+    def g_step(self, X, G, XW, Bneg, ngamma, KG=None):
         calls.append(1)
         return G * (np.nan if len(calls) == 4 else 1.0)
 
@@ -133,9 +133,7 @@ def test_first_iteration_is_algorithm_1_by_hand(data):
     X, alpha, beta, gamma = zscore(data.X), 0.5, 3.0, 0.7
     n, p = X.shape
     sel = _fit(X, alpha=alpha, beta=beta, gamma=gamma, max_iter=1, random_state=4)
-    ref = SCFS(n_clusters=3)
-    ref.n_clusters_ = 3
-    G0 = ref._initial_G(X, np.random.RandomState(4))
+    G0 = scfs_start(X, 3, "kmeans", np.random.RandomState(4))
     W1 = np.linalg.solve(alpha * X.T @ X + beta * np.eye(p), alpha * X.T @ G0)
     num, den = split_gradient(X, G0, X @ W1, negative_part_of_B(X, n * gamma), n * gamma, alpha)
     np.testing.assert_allclose(sel.W_, W1, rtol=1e-9, atol=1e-13)
@@ -266,9 +264,7 @@ def test_deterministic_for_fixed_seed(data, init):
 
 
 def test_initial_G_is_positive_kmeans_indicator_scaled_to_constraint(data):
-    sel = SCFS(n_clusters=3, random_state=0)
-    sel.n_clusters_ = 3
-    G0 = sel._initial_G(data.X, np.random.RandomState(0))
+    G0 = scfs_start(data.X, 3, "kmeans", np.random.RandomState(0))
     assert G0.min() > 0
     v = G0 @ G0.sum(axis=0)
     assert v.sum() == pytest.approx(v @ v, rel=1e-10)          # optimal scale for G G^T e = e
@@ -305,3 +301,193 @@ def test_config_matches_paper_grid():
     assert cfg["params"]["gamma"] == 1e6
     known = set(method_parameters("scfs"))
     assert set(cfg["params"]) | set(cfg["grid"]) | set(cfg["default"]) <= known
+
+
+# -- the released preset's switches: the fuzzy c-means start, a given G0, X + |min X|, ridge ----
+def test_fuzzy_cmeans_ends_at_a_fixed_point_of_its_update(data):
+    from ufsbench.methods.scfs import fuzzy_cmeans
+
+    rng = np.random.RandomState(0)
+    u0 = rng.rand(3, data.X.shape[0])
+    U = fuzzy_cmeans(data.X, u0 / u0.sum(axis=0), m=2.0, error=1e-10, max_iter=1000)
+    np.testing.assert_allclose(U.sum(axis=0), 1.0, rtol=1e-12)
+    # one more step from U (the centres as U^m-weighted means, U_ji ~ d_ji^(-2/(m-1))) stays put
+    um = U ** 2
+    centres = um @ data.X / um.sum(axis=1)[:, None]
+    dist = np.linalg.norm(data.X[None, :, :] - centres[:, None, :], axis=2)
+    again = dist ** -2.0 / np.sum(dist ** -2.0, axis=0)
+    np.testing.assert_allclose(again, U, atol=1e-8)
+
+
+def test_cmeans_start_with_the_authors_fuzzifier_is_the_hard_partition_scaled(data):
+    from ufsbench.methods.scfs import cmeans_start
+
+    G0 = cmeans_start(data.X, 3, np.random.RandomState(1))
+    labels = G0.argmax(axis=1)
+    sizes = np.bincount(labels, minlength=3)
+    # m = 1.0005: memberships 0/1 up to round-off, G0_ij = U_ji / sqrt(sum_i U_ji)
+    np.testing.assert_allclose(np.sort(G0, axis=1)[:, :2], 0.0, atol=1e-12)
+    np.testing.assert_allclose(G0.max(axis=1), 1 / np.sqrt(sizes[labels]), rtol=1e-9)
+    # m -> 1 is hard K-means: every sample is nearest to the mean of its own cluster
+    means = np.array([data.X[labels == j].mean(axis=0) for j in range(3)])
+    dist = np.linalg.norm(data.X[:, None, :] - means[None], axis=2)
+    np.testing.assert_array_equal(dist.argmin(axis=1), labels)
+
+
+def _reference_case(name):
+    from ufsbench.conformance import load_case, reference_dir
+
+    directory = reference_dir()
+    path = None if directory is None else directory / f"{name}.json"
+    if path is None or not path.is_file():
+        pytest.skip(f"reference case {name} not present")
+    return load_case(path)
+
+
+@pytest.mark.parametrize("case_id", ["scfs__jaffe__a1_b1_seed1", "scfs__srbct__a1_b1_seed2"])
+def test_cmeans_start_draws_the_authors_u0_and_reaches_their_G0(case_id):
+    from ufsbench.conformance import case_data
+    from ufsbench.methods.scfs import cmeans_start
+
+    case = _reference_case(case_id)
+    X = case_data(case)
+    X = X + abs(X.min())
+    seed = int(case_id[-1])                               # np.random.seed(seed) before scfs()
+    G0 = cmeans_start(X, case["params"]["n_clusters"], np.random.RandomState(seed))
+    np.testing.assert_allclose(G0, case["init"]["G0_n_by_c"], atol=1e-12)
+
+
+def test_a_given_G0_is_used_as_it_is_by_the_printed_rule(data):
+    X, alpha, beta, gamma = data.X - data.X.min(), 0.5, 3.0, 10.0
+    n, p = X.shape
+    G0 = np.random.default_rng(0).uniform(0.05, 0.5, (n, 3))
+    sel = _fit(X, alpha=alpha, beta=beta, gamma=gamma, update="printed", init=G0, ridge=1e-3,
+               max_iter=1)
+    W1 = np.linalg.solve(alpha * X.T @ X + beta * np.eye(p) + 1e-3 * np.eye(p),
+                         alpha * X.T @ G0)
+    M = (X @ X.T + n * gamma) @ G0
+    G1 = G0 * (2 * M + alpha * X @ W1) / (M @ G0.T @ G0 + G0 @ G0.T @ M + alpha * G0)
+    np.testing.assert_allclose(sel.W_, W1, rtol=1e-8, atol=1e-14)
+    np.testing.assert_allclose(sel.G_, G1, rtol=1e-10)
+    again = _fit(X, alpha=alpha, beta=beta, gamma=gamma, update="printed", init=G0, ridge=1e-3,
+                 max_iter=1, random_state=9)
+    np.testing.assert_array_equal(again.scores_, sel.scores_)       # the seed plays no part
+
+
+@pytest.mark.parametrize("G0", [np.ones((5, 3)), -np.ones((90, 3)), np.full((90, 3), np.nan)])
+def test_a_malformed_G0_is_refused(data, G0):
+    with pytest.raises(UFSBenchError, match="init"):
+        make_selector("scfs", n_clusters=3, init=G0).fit(data.X)
+
+
+def test_offset_preprocess_adds_the_absolute_minimum_to_every_entry(data):
+    X = zscore(data.X)
+    offset = _fit(X, preprocess="offset", max_iter=20)
+    manual = _fit(X + abs(X.min()), max_iter=20)
+    np.testing.assert_array_equal(offset.scores_, manual.scores_)
+
+
+# -- the W-step forms and the sparse products ---------------------------------------------------
+def _w_steps(X, G, d, alpha, beta, ridge, solvers):
+    from ufsbench.methods.scfs import WStep, sparse_form
+    Xop = sparse_form(X)
+    return {s: WStep(X, Xop, s, alpha, beta, ridge)(G, d) for s in solvers}
+
+
+@pytest.mark.parametrize("density", [1.0, 0.05])                    # dense and CSR products
+@pytest.mark.parametrize("ridge", [0.0, 0.3])
+def test_w_step_forms_solve_eq6_with_its_ridge(density, ridge):
+    rng = np.random.default_rng(6)
+    n, p = 30, 80
+    X = rng.standard_normal((n, p)) * (rng.random((n, p)) < density)
+    G = rng.uniform(0, 1, (n, 3))
+    d = rng.uniform(0.05, 20.0, p)
+    alpha, beta = 0.7, 2.5
+    direct = np.linalg.solve(alpha * X.T @ X + beta * np.diag(d) + ridge * np.eye(p),
+                             alpha * X.T @ G)
+    for solver, (W, XW) in _w_steps(X, G, d, alpha, beta, ridge,
+                                    ["primal", "dual", "cg", "auto"]).items():
+        np.testing.assert_allclose(W, direct, rtol=1e-8, atol=1e-11, err_msg=solver)
+        np.testing.assert_allclose(XW, X @ direct, rtol=1e-8, atol=1e-11, err_msg=solver)
+    np.testing.assert_allclose(scfs_w_step(X, G, d, alpha, beta, "dual", ridge), direct,
+                               rtol=1e-8, atol=1e-11)
+
+
+def test_cg_that_does_not_converge_hands_over_to_cholesky(monkeypatch):
+    from ufsbench.methods import scfs
+
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((25, 60)) * 1e3
+    G = rng.uniform(0, 1, (25, 2))
+    d = rng.uniform(1e-6, 1.0, 60)                       # badly conditioned n x n system
+    monkeypatch.setattr(scfs, "CG_MAX_ITER", 1)
+    step = scfs.WStep(X, X, "cg", 1.0, 1e-4, 0.0)
+    calls = []
+    monkeypatch.setattr(scfs, "solve_psd", lambda A, B: calls.append(1) or np.linalg.solve(A, B))
+    W, _ = step(G, d)
+    assert calls == [1]
+    np.testing.assert_allclose(W, scfs_w_step(X, G, d, 1.0, 1e-4, "dual"), rtol=1e-7, atol=1e-12)
+
+
+def test_sparse_data_fit_equals_the_dense_fit(data, monkeypatch):
+    """A mostly-zero X is multiplied as CSR and its W-step solved by CG: the same fit as the
+    dense products and the Cholesky dual (round-off), the same number of iterations."""
+    from ufsbench.methods import scfs
+
+    rng = np.random.default_rng(3)
+    noise = np.abs(rng.standard_normal((40, 200))) * (rng.random((40, 200)) < 0.03)
+    X = np.hstack([noise, np.abs(data.X[:40, data.informative])])  # 6 % non-zero, p > n
+    assert scfs.sparse.issparse(scfs.sparse_form(X))
+    sparse_fit = _fit(X, max_iter=40)
+    monkeypatch.setattr(scfs, "SPARSE_DENSITY", 0.0)
+    dense_fit = _fit(X, max_iter=40)
+    assert sparse_fit.n_iter_ == dense_fit.n_iter_
+    np.testing.assert_allclose(sparse_fit.scores_, dense_fit.scores_, rtol=1e-8,
+                               atol=1e-10 * dense_fit.scores_.max())
+    np.testing.assert_allclose(sparse_fit.objective_history_, dense_fit.objective_history_,
+                               rtol=1e-10)
+
+
+def test_wide_dense_fit_through_X_Xt_equals_the_plain_products(wide_data, monkeypatch):
+    """p > n: K G from K = X X^T, (13)'s first term from K G and X W = A Y - Y from the dual's A
+    give the fit the plain products X (X^T G), X W and the residual give (round-off)."""
+    from ufsbench.methods import scfs
+
+    X = wide_data.X
+    K = X @ X.T
+    G = np.random.default_rng(0).uniform(0.1, 1, (X.shape[0], 3))
+    assert scfs._gram_reconstruction_error(K, G, K @ G) == pytest.approx(
+        scfs._reconstruction_error(X, G), rel=1e-12)
+    fast = _fit(X, max_iter=60)
+    monkeypatch.setattr(scfs, "outer_gram", lambda X, Xop: None)
+    monkeypatch.setattr(scfs.WStep, "_dual", lambda self, G, reg: (
+        solve := scfs.solve_gram_plus_diag(self.X, G, reg, method="dual"), self.X @ solve))
+    plain = _fit(X, max_iter=60)
+    assert fast.n_iter_ == plain.n_iter_
+    np.testing.assert_allclose(fast.scores_, plain.scores_, rtol=1e-9,
+                               atol=1e-12 * plain.scores_.max())
+    np.testing.assert_allclose(fast.objective_history_, plain.objective_history_, rtol=1e-11)
+
+
+def test_empty_negative_part_is_known_without_forming_X_Xt():
+    rng = np.random.default_rng(4)
+    X = rng.random((30, 8))                                        # X >= 0
+    assert negative_part_of_B(X, 0.0).nnz == 0
+    Z = rng.standard_normal((30, 8))
+    shift = np.einsum("ij,ij->i", Z, Z).max()                      # every |x_i.x_j| <= shift
+    got = negative_part_of_B(Z, shift)
+    assert got.nnz == 0
+    np.testing.assert_array_equal(got.toarray(), np.maximum(-(Z @ Z.T + shift), 0))
+
+
+def test_a_fit_the_cap_ends_warns_and_a_converged_one_does_not(data):
+    from sklearn.exceptions import ConvergenceWarning
+
+    with pytest.warns(ConvergenceWarning, match="max_iter=3"):
+        capped = make_selector("scfs", n_clusters=3, random_state=0, max_iter=3,
+                               tol=0.0).fit(data.X)
+    assert capped.n_iter_ == 3 and not capped.converged_
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        done = make_selector("scfs", n_clusters=3, random_state=0).fit(data.X)
+    assert done.converged_ and done.n_iter_ < done.max_iter
