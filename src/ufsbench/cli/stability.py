@@ -9,11 +9,11 @@ from pathlib import Path
 from ufsbench.errors import UFSBenchError
 
 HELP = """usage: ufsbench stability method=<name>[,<name>...|all] dataset=<name>[,...] [subsamples=20]
-                          [fraction=0.9] [feature_counts=[50,100]] [seed=0] [n_jobs=1]
+                          [fraction=0.9] [feature_counts=[50,100]] [seed=0] [n_jobs=-1]
                           [compute=false] [out=DIR] [method.default.<p>=v] [results_dir=...]
 
 Fits each method at its label-free default setting (what `ufsbench run` uses as its default;
-method.default.<p>=v or method.params.<p>=v give another setting) on B subsamples of the rows
+method.default.<p>=v, method.params.<p>=v or method.preset=NAME give another setting) on B subsamples of the rows
 (B = subsamples, default 20; fraction of the samples each, default 0.9, without replacement,
 seeded with (seed, b); fit b gets random_state = seed + b) and scores the selected m-subsets at
 each feature count (default: the data set's, the papers' 50..300):
