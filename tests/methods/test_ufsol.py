@@ -546,3 +546,24 @@ def test_euclidean_triplet_graph_gram():
     np.testing.assert_allclose(graph_gram(X, "triplet", k=5, metric="euclidean"), X.T @ L @ X,
                                atol=1e-12)
     assert not np.allclose(graph_gram(X, "triplet", k=5), X.T @ L @ X, atol=1e-6)
+
+
+def test_conformance_property_of_a_case_locked_on_init():
+    from types import SimpleNamespace
+
+    from ufsbench.conformance.ufsol import locked_on_init, weaker_property
+
+    c, d = 3, 12
+    locked = np.r_[np.ones(c) + 1e-15, np.full(d - c, 1e-19)]
+    case = {"params": {"nClass": c}, "scores": locked.tolist()}
+    assert locked_on_init(case)
+    assert not locked_on_init({**case, "scores": np.r_[locked[1:], locked[:1]].tolist()})
+    assert weaker_property({**case, "scores": np.linspace(1, 0.1, d).tolist()}, {}) == (True, "")
+
+    def fits(norms):
+        return {50: SimpleNamespace(scores_=np.asarray(norms))}
+
+    held, how = weaker_property(case, fits(np.sqrt(locked)))
+    assert held and "locked on init" in how
+    assert not weaker_property(case, fits(np.sqrt(np.r_[locked[:c], 1e-5, locked[c + 1:]])))[0]
+    assert not weaker_property(case, fits(np.sqrt(np.roll(locked, 1))))[0]
