@@ -87,7 +87,10 @@ def test_bad_settings_one_line_and_exit_2(tmp_path, args, message):
 def test_missing_data_file_message(tmp_path):
     out = ufsbench("run", "dataset=lung", f"data_dir={tmp_path}", cwd=tmp_path)
     assert out.returncode == 2 and "Traceback" not in out.stderr
-    assert f"looked for {tmp_path / 'lung.mat'}" in out.stderr
+    # one line naming the set, where it was looked for and where to put it
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert f"data set 'lung' is not in {tmp_path}" in out.stderr
+    assert f"save it as {tmp_path / 'lung.mat'}" in out.stderr
 
 
 @requires_data("jaffe")
