@@ -377,3 +377,14 @@ def test_released_blocks_do_not_increase_their_objectives(released, data):
     assert w_value(W1) <= w_value(W)
     G1, _ = sel._g_block(X, L, F, W1, G)
     assert g_value(G1) < g_value(G)
+
+
+def test_lbfgs_block_ends_on_a_direction_without_an_acceptable_step():
+    from ufsbench.methods.rufs import lbfgs_block
+
+    def value(x):
+        return (float("nan") if np.any(x != 1.0) else 0.0), None
+
+    x, _ = lbfgs_block(np.ones(3), value, lambda x, state: np.ones(3), projected=False,
+                       ftol=1e-3)
+    np.testing.assert_array_equal(x, np.ones(3))

@@ -195,6 +195,9 @@ def _centres(X: np.ndarray, G: np.ndarray) -> np.ndarray:
 #: stored pairs, the first step's inverse-Hessian scale, and the |f change| stops of the blocks.
 ARMIJO, BACKTRACK, LBFGS_MEMORY, LBFGS_H0 = 0.2, 0.5, 10, 1.0
 W_BLOCK_FTOL, W_BLOCK_GTOL, GF_BLOCK_TOL = 1e-4, 1e-3, 1e-3
+#: Backtracking halvings before t = 2^-1100 underflows to 0 (Qian's loop ends there too, at
+#: x_t = x, unless the direction is not finite; then it would not end).
+MAX_BACKTRACKS = 1100
 
 
 def _two_loop(grad: np.ndarray, pairs: list) -> np.ndarray:
@@ -225,6 +228,8 @@ def lbfgs_block(x: np.ndarray, value, gradient, *, projected: bool, ftol: float,
     gradient itself when that is not a descent direction); backtrack t by ``BACKTRACK`` until
     f(x_t) <= f(x) + ``ARMIJO`` g.(x_t - x) (unconstrained: ``ARMIJO`` t g.p); stop WITHOUT
     taking the step when |f(x_t) - f(x)| < ``ftol``. Returns (x, the (projected) gradient at x).
+    A direction along which no step is accepted before t underflows (non-finite values) ends
+    the block at x.
     """
     f, state = value(x)
     g = gradient(x, state)
@@ -241,13 +246,15 @@ def lbfgs_block(x: np.ndarray, value, gradient, *, projected: bool, ftol: float,
             p = -r
         slope = np.vdot(g, p)
         t = 1.0
-        while True:
+        for _ in range(MAX_BACKTRACKS):
             x_t = np.maximum(x + t * p, 0.0) if projected else x + t * p
             f_t, state_t = value(x_t)
             gain = np.vdot(g, x_t - x) if projected else t * slope
             if f_t <= f + ARMIJO * gain:
                 break
             t *= BACKTRACK
+        else:              # t has underflowed (a non-finite direction): no step, the block ends
+            f_t, state_t, x_t = f, state, x
         if abs(f_t - f) < ftol:
             break
         x_prev, g_prev = x, g
