@@ -15,9 +15,18 @@ tests/methods/_reference_sogfs.py (dense n x n S and L_S, whole-row sorts, dense
 the config default (k = 5, max_iter = 50, gamma = 1, center_unit): fit times, iterations, and how
 far the two fits are apart (scores, objective (6) history, components history, top-100 overlap).
 
+CPU seconds of default fits (``--cpu``): one fit per data spec at the config default (and the
+``released`` preset with ``--preset released``), timed by ``time.process_time`` (CPU seconds of
+the process: with OPENBLAS_NUM_THREADS=1 those of one thread, robust to other load on the
+machine), with the outer iterations, whether the fit converged and the seconds per iteration;
+e.g. the paper's data sets, or the scaling in n on seeded USPS subsets
+(``--cpu usps:1000 usps:2000 usps:4000``).
+
 Usage: python benchmarks/bench_sogfs.py [--sizes 800x60,2000x100] [--dense-max-d 4000]
        [--fits synthetic:300x200] (real data: --fits coil20 orl srbct umist --sizes "")
-(larger sizes: --sizes 3312x203,10000x100). Set OMP_NUM_THREADS to pin the BLAS threads.
+       [--cpu jaffe umist orl srbct usps_sogfs binalpha isolet coil20]
+(larger sizes: --sizes 3312x203,10000x100). Set OPENBLAS_NUM_THREADS=1 (or OMP_NUM_THREADS) to
+pin the BLAS threads.
 """
 
 from __future__ import annotations
@@ -83,6 +92,24 @@ def compare_fits(spec: str, max_iter: int, gamma: float) -> list:
             f"{jaccard(fast.ranking_[:top], fast._rank(dense['scores'])[:top]):.2f}"]
 
 
+CPU_HEADER = ["data", "n x d", "c", "CPU s", "outer iterations", "converged", "CPU s / iteration"]
+
+
+def cpu_fit_row(spec: str, gamma: float, preset: str | None) -> list:
+    """One table row: CPU seconds (process_time) of one fit at the config default."""
+    import warnings
+
+    label, X, _, c = load_bench_data(spec)
+    selector = make_selector("sogfs", preset=preset, n_clusters=c, gamma=gamma, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # an unconverged fit shows in its own column
+        start = time.process_time()
+        selector.fit(X)
+        cpu = time.process_time() - start
+    return [label.split()[0], f"{X.shape[0]} x {X.shape[1]}", c, f"{cpu:.2f}", selector.n_iter_,
+            selector.converged_, f"{cpu / selector.n_iter_:.2f}"]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="800x60,2000x100", help="comma list of DxN ('' = none)")
@@ -95,6 +122,9 @@ def main():
     ap.add_argument("--gamma", type=float, default=1.0)
     ap.add_argument("--dense-max-d", type=int, default=4000,
                     help="skip dense eigensolves above this d (10000 takes ~10 min on one core)")
+    ap.add_argument("--cpu", nargs="*", default=[],
+                    help="data specs for CPU-second timings of default fits (process_time)")
+    ap.add_argument("--preset", default=None, help="preset of the --cpu fits (e.g. released)")
     args = ap.parse_args()
     print(f"# {platform.platform()} | python {platform.python_version()} | numpy "
           f"{np.__version__} | cpus {os.cpu_count()} | OMP_NUM_THREADS="
@@ -135,6 +165,17 @@ def main():
                   f"{'-':>10} {resid:11.2e} path={path}; dense ~ (d/3312)^3 x the 3312 time",
                   flush=True)
 
+
+    if args.cpu:
+        print(f"\n## CPU seconds of one fit (process_time; gamma={args.gamma}, preset="
+              f"{args.preset}, OPENBLAS_NUM_THREADS="
+              f"{os.environ.get('OPENBLAS_NUM_THREADS', 'unset')})")
+        rows = []
+        for spec in args.cpu:
+            rows.append(cpu_fit_row(spec, args.gamma, args.preset))
+            print(markdown_table(CPU_HEADER, rows[-1:]).splitlines()[-1], flush=True)
+        print()
+        print(markdown_table(CPU_HEADER, rows))
 
     if args.fits:
         print(f"\n## Whole fits, selector vs dense reference (gamma={args.gamma}, "

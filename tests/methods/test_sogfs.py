@@ -1,8 +1,11 @@
 """Tests of SOGFS (Nie, Zhu & Li, AAAI 2016) and of its tied diagonal-plus-low-rank eigensolver."""
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize
+from sklearn.exceptions import ConvergenceWarning
 
 import ufsbench.methods.sogfs as sogfs_mod
 from ufsbench.datasets.synthetic import make_synthetic
@@ -178,16 +181,63 @@ def test_lambda_adaptation_rule():
     assert sel2.lambda_history_[0] == 7.0
 
 
-def test_objective_history_recorded_and_stops_when_settled():
+def test_objective_stop_waits_until_the_objective_settles_at_c_components():
     X, _ = _blobs(n_per=20, d=10)
-    sel = make_selector("sogfs", n_clusters=3, gamma=1.0, tol=1e-3).fit(X)
+    sel = make_selector("sogfs", n_clusters=3, gamma=1.0, tol=1e-3, stop="objective").fit(X)
     h = sel.objective_history_
     assert len(h) == sel.n_iter_ and np.all(np.isfinite(h))
     # Three well-separated blobs: the graph reaches c = 3 components at once and the objective
     # settles within a few iterations, far below the cap of 50.
-    assert sel.n_iter_ < 50
+    assert sel.converged_ and sel.n_iter_ < 50
     assert sel.n_components_history_[-1] == 3 and sel.n_components_history_[-2] == 3
     assert abs(h[-1] - h[-2]) <= 1e-3 * abs(h[-2])
+
+
+@pytest.mark.parametrize("min_iter", [1, 3])
+def test_stops_at_the_first_iteration_from_min_iter_whose_graph_has_c_components(min_iter):
+    X, _ = _blobs(n_per=15, d=8, c=4, seed=1, sep=3.0)
+    sel = make_selector("sogfs", n_clusters=4, min_iter=min_iter).fit(X)
+    comps = sel.n_components_history_
+    assert sel.converged_ and comps[-1] == 4 == sel.n_components_
+    assert 4 not in comps[min_iter - 1:-1]                 # no earlier stop was due
+    assert sel.n_iter_ >= min_iter
+
+
+def test_a_fit_that_cannot_reach_c_components_says_so():
+    """Three tight pairs far apart, c = 1, one "local" neighbour: S's support stays inside the
+    pairs, so no lambda joins them; lambda only shrinks and the cap ends the fit, with
+    converged_ False, a ConvergenceWarning and the component count on record."""
+    rng = np.random.default_rng(0)
+    centres = 50.0 * rng.standard_normal((3, 4))
+    X = np.repeat(centres, 2, axis=0) + 0.01 * rng.standard_normal((6, 4))
+    with pytest.warns(ConvergenceWarning, match="exactly c connected components"):
+        sel = make_selector("sogfs", n_clusters=1, k=1, neighbours="local", max_iter=8).fit(X)
+    assert not sel.converged_ and sel.n_iter_ == 8
+    assert sel.n_components_ == 3 and set(sel.n_components_history_) == {3}
+    assert sel.lambda_history_[-1] < sel.lambda_history_[0]
+
+
+@pytest.mark.parametrize("name, neighbours", [("jaffe", "all"), ("jaffe", "local"),
+                                              ("umist", "all"), ("umist", "local")])
+def test_real_data_fit_ends_with_c_components_or_says_it_did_not(name, neighbours):
+    """JAFFE with "local" neighbour sets once ran its 50 iterations halving lambda to ~5e-13 and
+    ended with 11 components for c = 10, reported as a fit. Now a fit ends with exactly c
+    components, or with converged_ False and a ConvergenceWarning."""
+    from ufsbench.testing import data_dir
+    directory = data_dir()
+    if directory is None or not (directory / f"{name}.mat").is_file():
+        pytest.skip(f"{name}.mat not present (set UFSBENCH_DATA)")
+    from ufsbench.datasets.registry import read_mat
+    X, y = read_mat(directory / f"{name}.mat")[:2]
+    c = len(np.unique(y))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sel = make_selector("sogfs", n_clusters=c, neighbours=neighbours).fit(X)
+    warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    if sel.converged_:
+        assert sel.n_components_ == c == sel.n_components_history_[-1] and not warned
+    else:
+        assert warned and sel.n_iter_ == sel.max_iter
 
 
 def test_planted_features_rank_first_when_n_exceeds_d():
@@ -247,7 +297,11 @@ def test_solvers_agree_on_the_fit_when_d_below_n():
                                     {"solver": "magic"}, {"w_solver": "magic"}, {"neighbours": "some"},
                                     {"solver": "sparse"},
                                     {"lambda_factor": 1.0}, {"preprocess": "zscore"},
-                                    {"lambda_init": 0.0}, {"eps": 0.0}, {"tol": -1.0}])
+                                    {"lambda_init": 0.0}, {"eps": 0.0}, {"tol": -1.0},
+                                    {"stop": "never"}, {"min_iter": 0}, {"component_test": "x"},
+                                    {"initial_alpha": "local"}, {"inner_tol": -1.0},
+                                    {"reset_q": 1}, {"final_w_step": "yes"},
+                                    {"min_iter": 5, "max_iter": 4}])
 def test_bad_parameters_raise(params):
     X, _ = _blobs(n_per=10, d=6)
     with pytest.raises(UFSBenchError):
@@ -293,6 +347,41 @@ def test_sparse_laplacian_eigvecs_equal_dense_subset_eigh():
     np.testing.assert_allclose(F_s @ F_s.T, F_d @ F_d.T, atol=1e-10)    # same subspace
     warm = laplacian_smallest_eigvecs(sp.csr_matrix(L), 4, warm=F_d, dense_below=0)[1]
     np.testing.assert_allclose(warm @ warm.T, F_d @ F_d.T, atol=1e-10)
+
+
+def _multi_component_laplacian(sizes, seed=0):
+    """Laplacian of a graph of random connected components of the given sizes (sparse)."""
+    import scipy.sparse as sp
+    rng = np.random.default_rng(seed)
+    blocks = []
+    for size in sizes:
+        W = rng.random((size, size)) * (rng.random((size, size)) < 8.0 / size)
+        W[np.arange(size - 1), np.arange(1, size)] += 0.5               # a path: connected
+        blocks.append(sym(W) * (1 - np.eye(size)))
+    return sp.csr_matrix(laplacian(sp.block_diag(blocks).toarray()))
+
+
+@pytest.mark.parametrize("dense_below, dense_factor", [(0, False), (0, True), (10_000, False)])
+def test_component_eigvecs_hold_the_whole_null_space_and_the_dense_spectrum(
+        dense_below, dense_factor, monkeypatch):
+    """Five components, c = 8: F must hold the 5 null vectors and the 3 smallest positive
+    eigenpairs (across components). One Krylov start vector on the whole L sees the 5-fold 0
+    eigenvalue once and can return fewer null vectors (seen on isolet: 21 of 22). Krylov per
+    component with sparse LU or dense Cholesky shift-inverse, and dense eigh, all agree."""
+    import ufsbench.numerics.laplacian_eig as lap_eig
+    from ufsbench.numerics.graphs import connected_component_labels
+    from ufsbench.numerics.laplacian_eig import component_smallest_eigvecs
+    monkeypatch.setattr(lap_eig, "DENSE_FACTOR_MIN_ROW_NNZ", 0 if dense_factor else 10**9)
+    L = _multi_component_laplacian([150, 90, 40, 12, 2])
+    n_comp, labels = connected_component_labels(L)
+    assert n_comp == 5
+    vals_d, F_d = np.linalg.eigh(L.toarray())
+    assert np.all(vals_d[:5] < 1e-12) and vals_d[8] - vals_d[7] > 1e-6
+    vals, F = component_smallest_eigvecs(L, labels, 8, dense_below=dense_below)
+    np.testing.assert_array_equal(vals[:5], 0.0)
+    np.testing.assert_allclose(vals, vals_d[:8], atol=1e-12)
+    np.testing.assert_allclose(F @ F.T, F_d[:, :8] @ F_d[:, :8].T, atol=1e-10)
+    np.testing.assert_allclose(F.T @ F, np.eye(8), atol=1e-12)
 
 
 @pytest.mark.parametrize("shape,neighbours", [((90, 12), "all"), ((60, 140), "all"),
@@ -397,13 +486,16 @@ def _classes_of_two_subgroups(seed=1, d=30, n_per=6):
     return subgroups[np.repeat(np.arange(6), n_per)] + 0.3 * rng.standard_normal((6 * n_per, d))
 
 
-def test_fit_does_not_depend_on_the_eigensolvers_basis_of_a_cut_null_space(monkeypatch):
+def test_fit_does_not_depend_on_the_eigensolvers_basis_of_a_null_space(monkeypatch):
     """An initial S with more components than c (JAFFE at k = 5: 15 for c = 10) makes F of
-    problem (14) a c-dimensional part of a larger null space; the part must not be the
+    problem (14) a c-dimensional part of a larger null space; the part must not be an
     eigensolver's choice (it follows the CPU's BLAS kernel), or the first S-step and the
-    selection move with it (by up to 5e-3 in the scores here with an eigensolver's F)."""
+    selection move with it (by up to 5e-3 in the scores here with an eigensolver's F). The
+    F-step takes null spaces from the components, so rotating every multiple eigenvalue's
+    basis (and flipping signs) in the eigensolver changes nothing."""
     from scipy.stats import ortho_group
 
+    import ufsbench.numerics.laplacian_eig as lap_eig
     from ufsbench.numerics import connected_components_count
     from ufsbench.numerics.preprocess import center_unit_norm
     X = _classes_of_two_subgroups()
@@ -412,15 +504,18 @@ def test_fit_does_not_depend_on_the_eigensolvers_basis_of_a_cut_null_space(monke
     fit = dict(n_clusters=3, gamma=1.0, max_iter=10)
     reference = make_selector("sogfs", **fit).fit(X)
 
-    def rotated_null_space(L, c, seed):
-        vals, U = np.linalg.eigh(L.toarray() if hasattr(L, "toarray") else L)
-        null = np.flatnonzero(vals < 1e-10)
-        U[:, null] = U[:, null] @ ortho_group.rvs(null.size, random_state=seed)
-        return vals[:c], U[:, :c]
+    def rotated_eigh(A, k, seed):
+        vals, U = np.linalg.eigh(A)
+        rng = np.random.default_rng(seed)
+        for start in np.flatnonzero(np.diff(vals, prepend=-np.inf) > 1e-10):
+            run = np.arange(start, len(vals))[np.abs(vals[start:] - vals[start]) <= 1e-10]
+            if run.size > 1:
+                U[:, run] = U[:, run] @ ortho_group.rvs(run.size, random_state=seed)
+        return vals[:k], U[:, :k] * rng.choice([-1.0, 1.0], size=k)
 
     for seed in (1, 2):
-        solver = lambda L, c, warm=None, seed=seed: rotated_null_space(L, c, seed)  # noqa: E731
-        monkeypatch.setattr(sogfs_mod, "laplacian_smallest_eigvecs", solver)
+        solver = lambda A, k, seed=seed: rotated_eigh(A, k, seed)  # noqa: E731
+        monkeypatch.setattr(lap_eig, "eigh_smallest", solver)
         other = make_selector("sogfs", **fit).fit(X)
         np.testing.assert_allclose(other.scores_, reference.scores_, atol=1e-10)
         assert other.objective_history_ == pytest.approx(reference.objective_history_, rel=1e-10)
@@ -448,3 +543,112 @@ def test_round_off_in_the_data_does_not_reorder_unit_norm_rows_at_large_gamma():
         X = ds.X * (1 + 1e-15 * rng.standard_normal(ds.X.shape))
         other = make_selector("sogfs", **fit).fit(X)
         np.testing.assert_array_equal(other.ranking_[:60], reference.ranking_[:60])
+
+
+# -- the switches of the authors' code (the released preset) ------------------------------------
+def test_per_sample_initial_graph_is_eq26_with_exactly_k_neighbours():
+    X, _ = _blobs(n_per=12, d=6)
+    D = squared_distances(X)
+    alpha, _, S = sogfs_mod.initial_graph(X, 5, "all", False, per_sample=True)
+    assert alpha == sogfs_mod.alpha_eq27(D, 5)
+    _assert_simplex_rows(S)
+    for i, row in enumerate(D):
+        order = np.argsort(np.where(np.arange(len(row)) == i, np.inf, row), kind="stable")
+        d = row[order[:6]]
+        np.testing.assert_allclose(S[i, order[:5]], (d[5] - d[:5]) / (5 * d[5] - d[:5].sum()),
+                                   rtol=1e-12)
+        assert np.count_nonzero(S[i]) == 5
+
+
+def test_eigengap_test_reads_a_negligible_link_as_a_cut():
+    """Two groups joined by one weight of 1e-13: one component on the support, two for the
+    eigen-gap test (its second eigenvalue ~1e-13 < 1e-9)."""
+    import scipy.sparse as sp
+    S = np.zeros((6, 6))
+    S[:3, :3] = S[3:, 3:] = 0.5
+    np.fill_diagonal(S, 0.0)
+    S[2, 3] = S[3, 2] = 1e-13
+    selector = make_selector("sogfs", component_test="eigengap")
+    L = sp.csr_matrix(laplacian(sym(S)))
+    F, n_comp, _, verdict = selector._f_step(sp.csr_matrix(S), L, 2, None)
+    assert (n_comp, verdict) == (1, 0)
+    assert make_selector("sogfs")._f_step(sp.csr_matrix(S), L, 2, None)[3] == -1
+    assert sogfs_mod.component_verdict(2, 2, np.array([0.0, 1e-16, 1e-12])) == 1
+    assert sogfs_mod.component_verdict(2, 2, np.array([0.0, 2e-9, 0.5])) == -1
+
+
+def test_inner_rounds_stop_when_objective9_moves_by_less_than_inner_tol():
+    """The test reads Tr(W^T X^T L X W) + gamma ||W||_{2,1} without the smoothing eps."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 60))
+    L = _graph_laplacian(X)
+    run = [sogfs_mod.w_step(X, L, np.ones(60), 0.5, 30, n_iter=r) for r in range(1, 41)]
+    plain = np.array([sogfs_mod.w_objective(X, L, W, 0.5, 0.0) for W, *_ in run])
+    expected = int(np.argmax(np.abs(np.diff(plain)) < 1e-4)) + 2     # the small step included
+    short = sogfs_mod.w_step(X, L, np.ones(60), 0.5, 30, n_iter=40, tol=1e-4)
+    assert len(short[2]) == expected < 40
+    np.testing.assert_allclose(short[2], run[-1][2][:expected], rtol=1e-12)
+    np.testing.assert_allclose(short[0] @ short[0].T, run[expected - 1][0] @ run[expected - 1][0].T,
+                               atol=1e-10)
+
+
+def test_reset_q_starts_every_w_step_from_the_identity():
+    ds = make_synthetic(n_samples=40, n_features=90, n_informative=4, n_clusters=3,
+                        random_state=0)
+    fit = dict(n_clusters=3, inner_iter=3, max_iter=4, stop="objective")
+    carried = make_selector("sogfs", **fit).fit(ds.X)
+    reset = make_selector("sogfs", reset_q=True, **fit).fit(ds.X)
+    assert carried.w_solver_paths_[::3] == ["tied"] + ["dense"] * 3
+    assert reset.w_solver_paths_[::3] == ["tied"] * 4          # Q = I: the tied reduction
+    assert not np.allclose(carried.scores_, reset.scores_)
+
+
+def test_final_w_step_is_algorithm1_on_the_final_graph():
+    ds = make_synthetic(n_samples=40, n_features=30, n_informative=4, n_clusters=3,
+                        random_state=0)
+    fit = dict(n_clusters=3, reset_q=True, inner_iter=4)
+    plain = make_selector("sogfs", **fit).fit(ds.X)
+    final = make_selector("sogfs", final_w_step=True, **fit).fit(ds.X)
+    assert final.n_iter_ == plain.n_iter_
+    assert len(final.w_objective_history_) == len(plain.w_objective_history_) + 4
+    np.testing.assert_array_equal(final.similarity_, plain.similarity_)
+    Xc = sogfs_mod.center_unit_norm(ds.X)
+    L = laplacian(sym(final.similarity_))
+    W = sogfs_mod.w_step(Xc, L, np.ones(30), 1.0, 15, n_iter=4)[0]
+    np.testing.assert_allclose(final.projection_ @ final.projection_.T, W @ W.T, atol=1e-9)
+
+
+RELEASED_SWITCHES = dict(initial_alpha="per_sample", neighbours="local", reset_q=True,
+                         inner_iter=20, inner_tol=1e-6, eps=2.220446049250313e-16,
+                         component_test="eigengap", min_iter=2, final_w_step=True)
+
+
+@pytest.mark.parametrize("shape", [(40, 100), (90, 12)])
+def test_released_switches_give_the_dense_reference_iterates(shape, monkeypatch):
+    """Both fits reach c = 3 components after 5-6 iterations (so the last S-step uses kNN sets
+    of the projected data)."""
+    import ufsbench.numerics.laplacian_eig as lap_eig
+    ds = make_synthetic(n_samples=shape[0], n_features=shape[1], n_informative=4, n_clusters=3,
+                        random_state=5)
+    dense = sogfs_reference(ds.X, 3, gamma=1.0, max_iter=15, **RELEASED_SWITCHES)
+    monkeypatch.setattr(lap_eig, "DENSE_BELOW", 0)            # exercise the sparse F-step
+    fast = make_selector("sogfs", n_clusters=3, gamma=1.0, max_iter=15,
+                         **RELEASED_SWITCHES).fit(ds.X)
+    assert (fast.n_iter_, fast.converged_) == (dense["n_iter"], True)
+    assert fast.n_components_history_ == dense["n_components_history"]
+    np.testing.assert_allclose(fast.lambda_history_, dense["lambda_history"], rtol=1e-12)
+    # eps = 2.2e-16 makes Q_ii = 1 / (2 sqrt(||w_i||^2 + eps)) up to 3e7 for the rows W drops:
+    # G = X^T L_S X + gamma Q has a norm ~1e7, so its eigenvectors, and the sums over them,
+    # carry round-off ~1e-16 * 1e7 relative to the gaps (1e-9 here, 1e-14 with eps = 1e-8)
+    np.testing.assert_allclose(fast.objective_history_, dense["objective_history"], rtol=1e-7)
+    np.testing.assert_allclose(fast.w_objective_history_, dense["w_objective_history"],
+                               rtol=1e-7)
+    np.testing.assert_allclose(fast.scores_, dense["scores"], atol=1e-7)
+
+
+def test_released_preset_validates_and_sets_the_authors_switches():
+    from ufsbench.presets import preset_params
+    selector = make_selector("sogfs", preset="released")
+    assert {key: selector.get_params()[key] for key in RELEASED_SWITCHES} == {
+        **RELEASED_SWITCHES, "inner_iter": 100}
+    assert preset_params("sogfs", "released")["stop"] == "components"

@@ -15,13 +15,14 @@ from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, 
 from ufsbench.numerics import (knn_indices, l21_norm,
                                l21_reweight, laplacian, project_simplex_rows, row_norms,
                                smallest_eigvecs_diag_plus_lowrank, squared_distances, sym)
+from ufsbench.numerics.adaptive_neighbors import adaptive_neighbor_graph
 from ufsbench.numerics.diag_lowrank import (dense_smallest_eigvecs,
                                             smallest_eigvecs_tied_diag_plus_lowrank)
 from ufsbench.numerics.graphs import connected_component_labels
 from ufsbench.numerics.laplacian_eig import (canonical_null_space_vectors,
-                                             laplacian_smallest_eigvecs)
+                                             component_smallest_eigvecs)
 from ufsbench.numerics.preprocess import center_unit_norm
-from ufsbench.numerics.simplex import project_simplex_rows_sparse
+from ufsbench.numerics.simplex import FIRST_WINDOW, project_simplex_rows_sparse
 
 #: The W-step's eigensolvers (``solver``).
 W_SOLVERS = ("auto", "tied", "dense", "lanczos")
@@ -30,6 +31,10 @@ W_SOLVERS = ("auto", "tied", "dense", "lanczos")
 DEPRECATED_SOLVERS = {"fast": "auto"}
 #: Outer iterations during which the "local" neighbour sets stay those of the input space.
 FROZEN_NEIGHBOUR_ITERS = 5
+#: The eigen-gap test of the Nie group's code (``component_test="eigengap"``): fewer than c
+#: components when the c smallest eigenvalues of L_S sum to more than ``EIGENGAP_FEWER``, more
+#: than c when the c + 1 smallest sum to less than ``EIGENGAP_MORE``, else c.
+EIGENGAP_FEWER, EIGENGAP_MORE = 1e-9, 1e-11
 
 
 def _projection_dim(m, d: int, name: str = "n_components") -> int:
@@ -60,19 +65,21 @@ def w_objective(X: np.ndarray, L, W: np.ndarray, gamma: float, eps: float,
 
 def w_step(X: np.ndarray, L, q: np.ndarray, gamma: float, m: int, n_iter: int = 1,
            eps: float = 1e-8, solver: str = "auto", W0: np.ndarray | None = None,
-           return_projection: bool = False):
-    """Algorithm 1 of SOGFS: ``n_iter`` rounds of (13) then (12), from the diagonal ``q`` of Q.
+           return_projection: bool = False, tol: float | None = None):
+    """Algorithm 1 of SOGFS: up to ``n_iter`` rounds of (13) then (12), from the diagonal ``q`` of Q.
 
     Each round sets W to the m eigenvectors of G = X^T L_S X + gamma Q with the smallest
     eigenvalues (problem (13)), then Q_ii = 1 / (2 sqrt(||w_i||^2 + eps)) (Eq. (12)). G is never
     formed unless the dense path is taken: G = diag(gamma q) + U K U^T with U = X^T (d x n) and
     K = L_S, a diagonal plus a rank <= n term (see ``ufsbench.numerics.diag_lowrank`` for when that
     is cheap). L_S may be a scipy.sparse matrix (k-sparse S): X^T L_S X is then (L_S X)^T X at
-    O(nnz(L_S) d + n d^2), formed once per call (L_S does not change between rounds).
+    O(nnz(L_S) d + n d^2), formed once per call (L_S does not change between rounds). With ``tol``
+    the rounds end early once Tr(W^T X^T L_S X W) + gamma ||W||_{2,1} (objective (9) without the
+    smoothing eps, the authors' test) changed by less than ``tol`` (absolute) in a round.
     Returns (W, q, objective (9) after each round, solver path of each round), plus X W when
     ``return_projection``.
     """
-    history, paths = [], []
+    history, paths, unsmoothed = [], [], []
     W, XW, XtLX = W0, None, None
 
     def gram_part():                                  # X^T L_S X, hoisted out of the rounds
@@ -99,9 +106,32 @@ def w_step(X: np.ndarray, L, q: np.ndarray, gamma: float, m: int, n_iter: int = 
         XW = X @ W
         history.append(w_objective(X, L, W, gamma, eps, XW=XW))      # objective (9)
         paths.append(path)
+        if tol is not None:
+            unsmoothed.append(w_objective(X, L, W, gamma, 0.0, XW=XW))
+            if len(unsmoothed) > 1 and abs(unsmoothed[-2] - unsmoothed[-1]) < tol:
+                break
     if return_projection:
         return W, q, history, paths, XW
     return W, q, history, paths
+
+
+def projected_distances(Z: np.ndarray) -> np.ndarray:
+    """||z_i - z_j||^2 between the rows of Z = X W (n x m), by the Gram form at any m.
+
+    ``squared_distances`` takes cdist's direct differences below 512 columns: n^2 m scalar
+    operations, the largest cost of a fit on isolet (m = 308, n = 1560). Here one BLAS product
+    on the centred rows, clipped at 0, exactly 0 on the diagonal and exactly symmetric; its
+    round-off is ~1e-16 of the squared row norms.
+    """
+    Zc = Z - Z.mean(axis=0)
+    sq = np.einsum("ij,ij->i", Zc, Zc)
+    D = Zc @ Zc.T
+    D *= -2.0
+    D += sq[:, None]
+    D += sq[None, :]
+    np.maximum(D, 0.0, out=D)
+    np.fill_diagonal(D, 0.0)
+    return 0.5 * (D + D.T)
 
 
 def alpha_eq27(D: np.ndarray, k: int) -> float:
@@ -122,24 +152,33 @@ def _off_diagonal_columns(n: int) -> np.ndarray:
     return j + (j >= np.arange(n)[:, None])
 
 
-def initial_graph(X: np.ndarray, k: int, neighbours: str, full_sort: bool):
-    """Initial S of problem (1) by the closed form (25) with alpha of Eq. (27), and the kNN sets
-    (``neighbours="local"``): data-only, so a gamma sweep reads them from the disk cache."""
+def initial_graph(X: np.ndarray, k: int, neighbours: str, full_sort: bool,
+                  per_sample: bool = False):
+    """(alpha of Eq. (27), the kNN sets when ``neighbours="local"``, the initial S): data-only, so
+    a gamma sweep reads them from the disk cache.
+
+    S solves problem (1): by the closed form (25) with the one alpha of Eq. (27), or, with
+    ``per_sample``, with each row's own alpha_i of Eq. (26) (exactly k neighbours per row, the
+    adaptive-neighbour graph of Nie, Wang & Huang 2014).
+    """
     D0 = squared_distances(X)
     alpha = alpha_eq27(D0, k)
     local0 = knn_indices(D0, k) if neighbours == "local" else None
+    if per_sample:
+        return alpha, local0, adaptive_neighbor_graph(D0, k)
     return alpha, local0, s_step(D0, alpha, local0, full_sort=full_sort)
 
 
 def s_step(dist: np.ndarray, alpha: float, neighbours: np.ndarray | None = None,
-           full_sort: bool = False) -> np.ndarray:
+           full_sort: bool = False, window: int = FIRST_WINDOW) -> np.ndarray:
     """Problem (18) for every row: s_i = argmin_{s on the simplex} ||s + d_i / (2 alpha)||^2.
 
     ``dist`` holds d_ij = m_ij + lambda n_ij. s_ii = 0 always (a sample is not its own neighbour).
     With ``neighbours`` (n x k indices) s_i is supported on those k entries only. Over all j the
     projection sorts only each row's largest entries (``project_simplex_rows_sparse``: rows
-    keep about k non-zeros, Eq. (27)); ``full_sort`` sorts whole rows (the plain computation the
-    tests compare with; the same bits).
+    keep about k non-zeros, Eq. (27); ``window`` entries first, doubled for the rows whose
+    support reaches it); ``full_sort`` sorts whole rows (the plain computation the tests compare
+    with; the same bits).
     """
     n = dist.shape[0]
     if neighbours is None and not full_sort:
@@ -148,12 +187,28 @@ def s_step(dist: np.ndarray, alpha: float, neighbours: np.ndarray | None = None,
         # Same operations as the whole-row sort (full_sort), so S has the same bits (see ``_graph``).
         V = -dist / (2.0 * alpha)
         np.fill_diagonal(V, -np.inf)
-        return project_simplex_rows_sparse(V)
+        return project_simplex_rows_sparse(V, first_window=window)
     S = np.zeros((n, n))
     rows = np.arange(n)[:, None]
     cols = _off_diagonal_columns(n) if neighbours is None else neighbours
     S[rows, cols] = project_simplex_rows(-dist[rows, cols] / (2.0 * alpha))
     return S
+
+
+def component_verdict(n_comp: int, c: int, eigenvalues: np.ndarray | None = None) -> int:
+    """-1, 0 or 1: S has fewer than, exactly or more than c connected components.
+
+    Counted on the support of S (``n_comp``), or, given the c + 1 smallest ``eigenvalues`` of
+    L_S, by the eigen-gap test of the Nie group's code (``EIGENGAP_FEWER``, ``EIGENGAP_MORE``),
+    which reads a component joined by weights too small to move an eigenvalue past them as apart.
+    """
+    if eigenvalues is None:
+        return int(np.sign(n_comp - c))
+    if float(np.sum(eigenvalues[:c])) > EIGENGAP_FEWER:
+        return -1
+    if float(np.sum(eigenvalues[:c + 1])) < EIGENGAP_MORE:
+        return 1
+    return 0
 
 
 @register("sogfs")
@@ -167,85 +222,84 @@ class SOGFS(UFSSelector):
              + 2 lambda Tr(F^T L_S F)
         s.t. s_i on the simplex, F^T F = I (n x c), W^T W = I (d x m),
 
-    solved by Algorithm 2: S initialised by problem (1) in closed form (25) with alpha of Eq. (27);
-    then repeat: W by Algorithm 1 (problems (13) / Eq. (12)), L_S = D - (S + S^T)/2, F = the c
-    smallest eigenvectors of L_S (problem (14)), each s_i by the simplex projection (18).
-    Features are ranked by ||w_i||_2 (``scores_``).
+    solved by Algorithm 2: S initialised by problem (1); then repeat: W by Algorithm 1 (problems
+    (13) / Eq. (12)), L_S = D - (S + S^T)/2, F = the c smallest eigenvectors of L_S (problem
+    (14)), each s_i by the simplex projection (18). Features are ranked by ||w_i||_2
+    (``scores_``). The settings, as the paper prints them, as the authors' released code
+    (AutoUFSTool ``SOGFS.m``, ``InterationW.m``) runs them, and our default; the ``released``
+    preset (``configs/method/sogfs.yaml``) sets every parameter of the third column:
 
-    Decisions where the paper is silent or ambiguous (the first three are tested):
+    ================ ======================== =========================== ============================
+    setting          paper (as printed)       authors' code               our default (parameter)
+    ================ ======================== =========================== ============================
+    preprocessing    cites Liu et al. 2013    centre, unit l2 norm per    the same (``preprocess``)
+                                              feature
+    m                around d/3 to 2d/3       an argument (default 4)     round(d/2) (``n_components``)
+    initial S        (25), alpha of Eq. (27)  each row its alpha_i (26):  one alpha, Eq. (27)
+                                              exactly k neighbours        (``initial_alpha``)
+    S-step support   all j, Eq. (18)          kNN: of x in iterations     all j (``neighbours``)
+                                              1-5, of W^T x after
+    Q of Algorithm 1 "Initialize Q = I"       I at every W-step           carried over (``reset_q``)
+    rounds of Alg. 1 one allowed per outer    <= 100, until (9) moves     1 (``inner_iter``,
+                     iteration                by < 1e-6                   ``inner_tol``)
+    eps of Eq. (12)  value not given          2.2e-16 (MATLAB eps)        1e-8 (``eps``)
+    lambda           large enough for c       from alpha; x2 below c,     the same (``lambda_init``,
+                     components               /2 above c components       ``lambda_factor``)
+    c components?    rank(L_S) = n - c        eigen gap: c smallest       count on the support of S
+                                              eigenvalues sum > 1e-9:     (``component_test``)
+                                              fewer; c + 1 smallest
+                                              < 1e-11: more
+    stop             "until converge"         first iteration > 1 with    first iteration with c
+                                              c components, else 50       components, else 50
+                                                                          (``stop``, ``min_iter``,
+                                                                          ``max_iter``)
+    W returned       the last W-step (before  a W-step on the final S     the paper's
+                     the last S-step)                                     (``final_w_step``)
+    ================ ======================== =========================== ============================
 
-    * Q across outer iterations: Algorithm 1 says "Initialize Q = I" and the paper allows one inner
-      iteration per outer one. Read literally (Q reset to I, one round), W would be the m smallest
-      eigenvectors of X^T L_S X + gamma I, so gamma could not change anything -- contradicting the
-      paper's Figure 2 (ACC varies with gamma). Here Q = I only at the very start and is carried
-      over between outer iterations; ``inner_iter`` rounds of Algorithm 1 per outer iteration
-      (default 1, the paper's speed-up).
+    A fit ends with S of exactly c components (``converged_`` True) or says it did not:
+    ``converged_`` False and a ``ConvergenceWarning`` when ``max_iter`` came first (e.g. when the
+    "local" kNN sets of W^T x hold more than c components, no lambda can join them, and lambda
+    only shrinks). ``stop="objective"`` runs on while S keeps c components until objective (6)
+    changes by at most ``tol`` (relative) between two such iterations; it ends unconverged the same
+    way.
+
+    Decisions where the paper is silent or ambiguous (tested):
+
+    * Q across outer iterations: read literally (Q = I at each W-step, one round), W would be the m
+      smallest eigenvectors of X^T L_S X + gamma I and gamma could not change anything,
+      contradicting Figure 2 (ACC varies with gamma). By default Q = I only at the start and is
+      carried over; ``reset_q=True`` with ``inner_iter`` rounds is the authors' reading.
     * Degenerate first W-step. With Q = I and m <= d - rank(X^T L_S X) (any d >> n with m ~ d/2)
-      the m smallest eigenvalues all equal gamma, and any m-dimensional subspace of
-      null(X^T L_S X) solves (13); LAPACK would return an arbitrary one. The "auto"/"tied" solver
-      takes the subspace closest to the m lowest-leverage coordinate axes (deterministic,
-      basis-free; ``ufsbench.numerics.diag_lowrank``). In that regime problem (6) itself is
-      degenerate: W in null(X) zeroes the projected distances. The eigenspace of gamma is
-      null(X) plus the directions of range(X^T) that X maps into null(L_S) (one fewer than the
-      components of the initial S); the latter come out of the reduced eigenproblem a few ulps
-      off gamma. Eigenvalues within ``tie_rtol`` = 1e-10 (relative to ||G||) of gamma are read as
-      gamma, so the cut does not depend on which side of gamma round-off puts them (compared
-      exactly, a 4e-16 change of L_S moves the scores on orl by up to 0.96 and 15% of the
-      top-100; with the tolerance a 1e-14 perturbation of the data leaves the top-100 unchanged
-      -- tested).
-    * Degenerate F-step. When S has more than c connected components, 0 is an eigenvalue of L_S
-      of that multiplicity and any c-dimensional part of the null space solves (14). F is then
-      the first c columns of a canonical basis of the null space: QR of the null-space projector
-      (from the normalised component indicators) times a fixed probe, so it does not depend on
-      the eigensolver or the BLAS kernel (tested). It matters for the first S-step (JAFFE's
-      initial graph at k = 5 has 15 components for c = 10); later, F is kept unchanged while
-      S has too many components.
+      the m smallest eigenvalues all equal gamma and any m-dimensional subspace of their
+      eigenspace solves (13); LAPACK returns an arbitrary one. The "auto"/"tied" solver takes the
+      subspace closest to the m lowest-leverage coordinate axes (deterministic, basis-free;
+      ``ufsbench.numerics.diag_lowrank``), reading eigenvalues within 1e-10 (relative) of gamma as
+      gamma so that the cut does not follow round-off.
+    * Degenerate F-step. When S has more than c components any c-dimensional part of the null
+      space of L_S solves (14); F is then the first c columns of a canonical basis of it (from the
+      component indicators alone), not an eigensolver's round-off choice. It enters the first
+      S-step when the initial S has more than c components (JAFFE at k = 5: 15 for c = 10); later
+      such F is not used: with more than c components the previous F is kept, as in the authors'
+      code.
     * Ranking: scores within 1e-12 of each other (relative to the largest) are tied. At large
-      gamma (>= 100 on most data sets) W is close to m coordinate axes, whose row norms are 1 up
-      to the last bit, so for a count below m the model has no preference among them; compared
-      exactly, their order is round-off's (it follows the BLAS kernel). Tied features are taken
-      in the order of a permutation seeded by ``random_state`` (0 when None): the same on every
-      machine (tested), and not biased towards the first features as index order would be (the
-      first pixels of an image, usually background: UMIST at gamma = 1000, 150 features, ACC
-      51.1 with the seeded order against 45.9 with index order). Tie groups span at most the
-      tolerance (steps below it are not chained into one group).
-    * lambda: starts at alpha (the mean of the alpha_i of Eq. (26), as the Nie group's code does),
-      doubled when S has fewer than c connected components, halved when more (then F keeps its
-      previous value, as in that code); components are counted exactly on the support of S. Stop
-      when S has exactly c components and objective (6) changed by less than ``tol`` (relative)
-      since the previous iteration, or after ``max_iter`` (50, the code's cap).
-    * alpha is Eq. (27) on the input-space distances, computed once and kept fixed (problem (6)
-      needs a fixed alpha for the alternating steps to be descent steps). One global alpha is also
-      used for the initial S (the issue's reading of "(25) with alpha from (27)").
-    * s_ii = 0: the sums in (1) and (18) run over j != i (a sample at distance 0 from itself would
-      otherwise take all the probability).
-    * ``neighbours``: "all" (default) is the paper's Eq. (18) over all j; "local" restricts s_i to
-      its k nearest neighbours, those of the input space for the first 5 iterations and of the
-      projected space afterwards (what the Nie group's code does).
-    * ``preprocess``: "center_unit" (default; the Nie group's code centres each feature and scales
-      it to unit l2 norm -- the paper only cites Liu et al. 2013) or "none".
-    * m (``n_components``): None = round(d/2), the middle of the paper's "around d/3 to 2d/3";
-      eps of Eq. (9) = 1e-8.
-    * W-step solver ``solver``: "auto" uses the exact tied-diagonal reduction when gamma Q has few
-      distinct values (always at Q = I; O(d n^2) instead of O(d^3)), dense LAPACK otherwise;
-      "dense" always forms the d x d matrix; "lanczos" uses ARPACK (only sensible for m << d).
-      After the first reweighting Q has d distinct entries and no exact shortcut exists: the
-      W-step is an O(d^3) dense eigenproblem (see benchmarks/bench_sogfs.py for timings). Measured
-      on one core, the full divide-and-conquer ``eigh`` (driver "evd") is the fastest LAPACK route
-      for m = d/2: subset MRRR/bisection ("evr"/"evx" with ``subset_by_index``) takes 2-2.7x longer
-      (d = 1024, 2308), because LAPACK's dsyevr falls back to bisection + inverse iteration for a
-      subset; sytrd + dstemr + dormqr by hand is no faster (the reduction to tridiagonal dominates).
-    * S and F: S and L_S sparse (S has about k non-zeros per row) -- L_S X, the trace terms and the
-      component count on the sparse matrices; simplex projections (18) sort only each row's largest
-      entries (``ufsbench.numerics.simplex``); F of problem (14) by shift-invert Lanczos on the
-      sparse L_S from n = 600 on (``ufsbench.numerics.laplacian_eig``, warm start from the previous
-      F; ARPACK's restart vectors come from a fixed seed, so a fit repeats exactly); X^T L_S X
-      formed once per W-step and X W once per round. The sparse L_S carries exactly the dense
-      one's numbers: the first W-step's cut moves with round-off unless the tie tolerance above
-      absorbs it (seen on orl), and later steps make discrete decisions (support of S,
-      component counts) that can flip on ulps. The iterates equal those of the plain dense
-      Algorithm 2 (dense n x n S and L_S, whole sorted rows, dense ``eigh`` for F;
-      ``tests/methods/_reference_sogfs.py``) up to round-off (tested).
+      gamma W is close to m coordinate axes, whose row norms are 1 up to the last bit; their order
+      is then round-off's, so tied features are taken in the order of a permutation seeded by
+      ``random_state`` (0 when None), not by index (which would favour the first pixels).
+    * alpha of Eq. (27) is computed once on the input-space distances and kept fixed (problem (6)
+      needs a fixed alpha for the alternating steps to be descent steps); s_ii = 0 (the sums of
+      (1) and (18) run over j != i).
+    * Computation: S and L_S are sparse CSR matrices; the simplex projections (18) sort only
+      each row's largest entries (``ufsbench.numerics.simplex``), starting from twice the previous
+      S's widest row; the projected distances ||W^T x_i - W^T x_j||^2 by one Gram product; F's
+      null space from S's components, its other columns component by component (dense ``eigh``
+      below 600 samples, else shift-invert Lanczos with a sparse LU or, for graphs with many
+      non-zeros per row, a dense Cholesky; warm start, seeded restarts;
+      ``ufsbench.numerics.laplacian_eig``); the W-step's G = X^T L_S X + gamma Q by the
+      tied-diagonal reduction while Q has few distinct values (always at Q = I), else by a dense
+      ``eigh`` of the d x d matrix (O(d^3) per round; divide and conquer is the fastest LAPACK
+      route for m = d/2). The iterates equal those of the plain dense Algorithm 2
+      (``tests/methods/_reference_sogfs.py``) up to round-off.
 
     Parameters
     ----------
@@ -254,30 +308,49 @@ class SOGFS(UFSSelector):
     n_components : int, float in (0, 1] or None, default None
         Projection columns: a count (at most d), a share of d, or None (round(d/2)).
     k : int, default 5
-        Neighbours for alpha of Eq. (27) (and the "local" neighbour sets).
-    max_iter, inner_iter : int, default 50, 1
-        Outer iterations (Algorithm 2) and rounds of Algorithm 1 per outer iteration.
+        Neighbours for alpha of Eq. (27), the per-sample initial S and the "local" neighbour sets.
+    max_iter : int, default 50
+        Outer iterations (Algorithm 2).
+    inner_iter : int, default 1
+        Rounds of Algorithm 1 per outer iteration (at most, with ``inner_tol``).
+    inner_tol : float or None, default None
+        End the rounds of Algorithm 1 once objective (9) moved by less than this (absolute) in a
+        round; None runs exactly ``inner_iter`` rounds.
+    reset_q : bool, default False
+        Start every W-step from Q = I (True) or from the previous W-step's Q (False).
     tol : float, default 1e-5
-        Relative change of objective (6) at which a fit with c components stops.
+        ``stop="objective"`` only: relative change of objective (6) at which it stops.
+    stop : "components" or "objective", default "components"
+        The convergence test (see above).
+    min_iter : int, default 1
+        The convergence test is applied from this outer iteration on (the authors' code: 2).
+    component_test : "support" or "eigengap", default "support"
+        How S's component count is compared with c for the lambda rule and the stop.
     eps : float, default 1e-8
         Smoothing of Eq. (12).
     lambda_init : float or None, default None
         Starting lambda (None = alpha).
     lambda_factor : float, default 2.0
         Factor lambda is multiplied or divided by when S has too few or too many components.
+    initial_alpha : "global" or "per_sample", default "global"
+        The initial S of problem (1): one alpha (Eq. (27)), or each row's alpha_i (Eq. (26)).
     neighbours : "all" or "local", default "all"
-        See above.
+        The support allowed to s_i in the S-step: every other sample (Eq. (18)), or the k nearest,
+        in the input space for the first 5 outer iterations and in the projected space after.
+    final_w_step : bool, default False
+        Run Algorithm 1 once more on the final S, so that the returned W is that graph's.
     preprocess : "center_unit" or "none", default "center_unit"
-        See above.
+        Centre each feature and scale it to unit l2 norm, or use X as given.
     solver : "auto", "tied", "dense" or "lanczos", default "auto"
-        The W-step's eigensolver (see above).
+        The W-step's eigensolver: "auto" uses the exact tied-diagonal reduction when gamma Q has few
+        distinct values, dense LAPACK otherwise; "dense" always forms the d x d matrix; "lanczos"
+        uses ARPACK (only sensible for m << d).
     m, w_solver : deprecated
         The old names of ``n_components`` and ``solver`` (a FutureWarning; removed in the next
-        release). ``solver="fast"`` (the sparse S / F path, the only one) is the deprecated
-        spelling of "auto".
+        release). ``solver="fast"`` is the deprecated spelling of "auto".
     memory : None, str or joblib.Memory, default None
-        Where to cache the initial graph S and alpha (they depend on the preprocessed X, k,
-        neighbours only); None computes them on every fit.
+        Where to cache the initial S and alpha (they depend on the preprocessed X, k,
+        ``neighbours`` and ``initial_alpha`` only); None computes them on every fit.
 
     Attributes
     ----------
@@ -302,10 +375,12 @@ class SOGFS(UFSSelector):
         alpha of Eq. (27) and the final lambda.
     n_iter_ : int
         Outer iterations run.
+    converged_ : bool
+        Whether the convergence test (``stop``) ended the fit, rather than ``max_iter``.
     """
 
     #: Version of this method's selections: stored records of another revision are stale.
-    revision = 5
+    revision = 6
     #: At large gamma most rows of W are coordinate axes: norms of 1 give or take an ulp, whose
     #: order without a tolerance follows the BLAS kernel (JAFFE, gamma = 1000: Jaccard 0.60 of
     #: the top 67).
@@ -323,7 +398,12 @@ class SOGFS(UFSSelector):
         "k": [Interval(Integral, 1, None, closed="left")],              # the papers: 5
         "max_iter": POSITIVE_INT,
         "inner_iter": POSITIVE_INT,
+        "inner_tol": [Interval(Real, 0, np.inf, closed="left"), None],
+        "reset_q": ["boolean"],
         "tol": [Interval(Real, 0, np.inf, closed="left")],
+        "stop": [StrOptions({"components", "objective"})],
+        "min_iter": POSITIVE_INT,
+        "component_test": [StrOptions({"support", "eigengap"})],
         # eps > 0 keeps Q_ii = 1 / (2 sqrt(||w_i||^2 + eps)) of Eq. (12) finite for zero rows.
         "eps": [Interval(Real, 0, np.inf, closed="neither")],
         # lambda weighs the rank term Tr(F^T L_S F) of (6) and is only ever multiplied or divided
@@ -331,7 +411,9 @@ class SOGFS(UFSSelector):
         # components, and a factor of 1 would never move it.
         "lambda_init": [Interval(Real, 0, np.inf, closed="neither"), None],
         "lambda_factor": [Interval(Real, 1, np.inf, closed="neither")],
+        "initial_alpha": [StrOptions({"global", "per_sample"})],
         "neighbours": [StrOptions({"all", "local"})],
+        "final_w_step": ["boolean"],
         "preprocess": [StrOptions({"center_unit", "none"})],
         "solver": [StrOptions(set(W_SOLVERS) | set(DEPRECATED_SOLVERS),
                               deprecated=set(DEPRECATED_SOLVERS))],
@@ -340,9 +422,12 @@ class SOGFS(UFSSelector):
     }
 
     def __init__(self, n_features_to_select=None, *, n_clusters=2, random_state=None, gamma=1.0,
-                 n_components=None, k=5, max_iter=50, inner_iter=1, tol=1e-5, eps=1e-8, lambda_init=None,
-                 lambda_factor=2.0, neighbours="all", preprocess="center_unit", solver="auto",
-                 m="deprecated", w_solver="deprecated", memory=None):
+                 n_components=None, k=5, max_iter=50, inner_iter=1, inner_tol=None,
+                 reset_q=False, tol=1e-5, stop="components", min_iter=1,
+                 component_test="support", eps=1e-8, lambda_init=None, lambda_factor=2.0,
+                 initial_alpha="global", neighbours="all", final_w_step=False,
+                 preprocess="center_unit", solver="auto", m="deprecated", w_solver="deprecated",
+                 memory=None):
         self.n_features_to_select = n_features_to_select
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -352,15 +437,27 @@ class SOGFS(UFSSelector):
         self.k = k
         self.max_iter = max_iter
         self.inner_iter = inner_iter
+        self.inner_tol = inner_tol
+        self.reset_q = reset_q
         self.tol = tol
+        self.stop = stop
+        self.min_iter = min_iter
+        self.component_test = component_test
         self.eps = eps
         self.lambda_init = lambda_init
         self.lambda_factor = lambda_factor
+        self.initial_alpha = initial_alpha
         self.neighbours = neighbours
+        self.final_w_step = final_w_step
         self.preprocess = preprocess
         self.solver = solver
         self.w_solver = w_solver
         self.memory = memory
+
+    def _check_parameter_relations(self) -> None:
+        if self.min_iter > self.max_iter:
+            raise self._invalid(f"min_iter={self.min_iter} exceeds max_iter={self.max_iter}: the "
+                                f"convergence test would never be applied")
 
     def _w_solver(self) -> str:
         """The W-step's solver, from the deprecated names where they were passed (FutureWarning)."""
@@ -376,6 +473,14 @@ class SOGFS(UFSSelector):
             solver = DEPRECATED_SOLVERS[solver]
         return solver
 
+    def _projection_columns(self, d: int) -> int:
+        """m from ``n_components`` (or the deprecated ``m``, with a FutureWarning)."""
+        if self.m != "deprecated":
+            warnings.warn("SOGFS's m is deprecated and will be removed in the next release; use "
+                          "n_components", FutureWarning, stacklevel=4)
+            return _projection_dim(self.m, d, name="m")
+        return _projection_dim(self.n_components, d)
+
     def _graph(self, S: np.ndarray):
         """(S, L_S = D - (S + S^T)/2) (steps 2-3 of Algorithm 2) as sparse CSR matrices.
 
@@ -387,82 +492,103 @@ class SOGFS(UFSSelector):
         return sp.csr_matrix(S), sp.csr_matrix(L)
 
     def _f_step(self, S_graph, L, c: int, F_prev: np.ndarray | None):
-        """Problem (14): (F = the c smallest eigenvectors of L_S, S's component count and labels).
+        """Problem (14) and the component test: (F = the c smallest eigenvectors of L_S, S's
+        component count, its labels, verdict -1 / 0 / 1 for fewer / exactly / more than c).
 
-        With more than c components the c smallest eigenvalues are all 0 and every c-dimensional
-        part of the null space solves (14); an eigensolver's part is round-off's choice, and the
-        next S-step reads F through ||f_i - f_j||^2, so with an eigensolver's F the whole fit
-        would move with the CPU's BLAS kernel (JAFFE: the initial S has 15 components for
-        c = 10). Such F is a function of the components alone (``canonical_null_space_vectors``).
+        The null space of L_S is known exactly (the normalised component indicators); the other
+        eigenpairs come per component (``component_smallest_eigvecs``: one Krylov start vector
+        on the whole L_S can miss null vectors of a multiple 0 eigenvalue). With more than c
+        components every c-dimensional part of the null space solves (14); F is then a function
+        of the components alone (``canonical_null_space_vectors``), not an eigensolver's
+        round-off choice (it would follow the CPU's BLAS kernel).
         """
         n_comp, labels = connected_component_labels(S_graph)
-        if n_comp > c:
-            return canonical_null_space_vectors(labels, c), n_comp, labels
-        return laplacian_smallest_eigvecs(L, c, warm=F_prev)[1], n_comp, labels
+        eigengap = self.component_test == "eigengap"
+        if n_comp > c:        # c + 1 zero eigenvalues: "more than c" for either test
+            return canonical_null_space_vectors(labels, c), n_comp, labels, 1
+        vals, F = component_smallest_eigvecs(L, labels, min(c + eigengap, L.shape[0]),
+                                             warm=F_prev)
+        verdict = component_verdict(n_comp, c, vals if eigengap else None)
+        return F[:, :c], n_comp, labels, verdict
+
+    def _w_update(self, X, L, q, m, W, solver):
+        """One W-step (Algorithm 1) with its records: (W, q, X W)."""
+        if self.reset_q:
+            q = np.ones(X.shape[1])
+        W, q, history, paths, XW = w_step(X, L, q, float(self.gamma), m, self.inner_iter,
+                                          float(self.eps), solver, W0=W, return_projection=True,
+                                          tol=self.inner_tol)
+        self.w_objective_history_.extend(history)
+        self.w_solver_paths_.extend(paths)
+        return W, q, XW
+
+    def _s_update(self, XW, F, lam, alpha, it, local0, k, window):
+        """Step 4: every s_i by problem (18), d_ij = ||W^T x_i - W^T x_j||^2 + lam ||f_i - f_j||^2
+        (from the n x m projections X W, never an n x n x d array; ``window``: twice the previous
+        S's largest row support, where the partial sorts start). Returns (S, the projected
+        distances)."""
+        Mdist = projected_distances(XW)
+        dist = Mdist + lam * squared_distances(F)
+        nbrs = None
+        if self.neighbours == "local":
+            nbrs = local0 if it < FROZEN_NEIGHBOUR_ITERS else knn_indices(Mdist, k)
+        return s_step(dist, alpha, nbrs, window=window), Mdist
+
+    def _settled(self, it: int, verdicts: list) -> bool:
+        """The convergence test (``stop``) at an iteration whose S has c components."""
+        if it + 1 < self.min_iter:
+            return False
+        if self.stop == "components":
+            return True
+        h = self.objective_history_
+        return (len(h) > 1 and verdicts[-1] == 0
+                and abs(h[-1] - h[-2]) <= self.tol * max(abs(h[-2]), 1e-12))
 
     def _fit(self, X):
         n, d = X.shape
-        k = min(int(self.k), n - 1)
-        c = self.n_clusters_
-        if self.m != "deprecated":
-            warnings.warn("SOGFS's m is deprecated and will be removed in the next release; use "
-                          "n_components", FutureWarning, stacklevel=3)
-            m = _projection_dim(self.m, d, name="m")
-        else:
-            m = _projection_dim(self.n_components, d)
+        k, c = min(int(self.k), n - 1), self.n_clusters_
+        m = self._projection_columns(d)
         if self.preprocess == "center_unit":
             X = center_unit_norm(X)
-        gamma, eps = float(self.gamma), float(self.eps)
         solver = self._w_solver()
-
-        # Initial S: problem (1) by the closed form (25) with alpha of Eq. (27).
         alpha, local0, S = cached_call(self.memory, initial_graph, X, k=k,
-                                       neighbours=self.neighbours, full_sort=False)
+                                       neighbours=self.neighbours, full_sort=False,
+                                       per_sample=self.initial_alpha == "per_sample")
         lam = alpha if self.lambda_init is None else float(self.lambda_init)
         S_graph, L = self._graph(S)
         F = self._f_step(S_graph, L, c, None)[0]
-        q = np.ones(d)                                    # Algorithm 1: Q = I at the start
-        W = None
+        q, W = np.ones(d), None                      # Algorithm 1: Q = I at the start
         self.objective_history_, self.w_objective_history_ = [], []
         self.lambda_history_, self.n_components_history_, self.w_solver_paths_ = [], [], []
-        self.n_iter_ = 0
+        verdicts, converged, it = [], False, -1
         for it in range(self.max_iter):
-            # Step 1: W by Algorithm 1 (problem (13) / Eq. (12)) with L_S of the current S.
-            W, q, w_hist, paths, XW = w_step(X, L, q, gamma, m, self.inner_iter, eps,
-                                             solver, W0=W, return_projection=True)
-            self.w_objective_history_.extend(w_hist)
-            self.w_solver_paths_.extend(paths)
-            # Step 4: S row by row, problem (18), d_ij = ||W^T x_i - W^T x_j||^2 + lam ||f_i - f_j||^2
-            # (from the n x m projections X W, never an n x n x d array).
-            Mdist = squared_distances(XW)
-            dist = Mdist + lam * squared_distances(F)
-            if self.neighbours == "local":
-                nbrs = local0 if it < FROZEN_NEIGHBOUR_ITERS else knn_indices(Mdist, k)
-            else:
-                nbrs = None
-            S = s_step(dist, alpha, nbrs)
-            # Steps 2-3: L_S and F (problem (14)) from the new S.
-            S_graph, L = self._graph(S)
-            F_new, n_comp, labels = self._f_step(S_graph, L, c, F)
-            # Objective (6) with this iteration's lambda.
-            objective = (float(np.sum(Mdist * S)) + alpha * float(np.sum(S * S))
-                         + gamma * l21_norm(W) + 2.0 * lam * float(np.einsum("ij,ij->", F_new,
-                                                                              L @ F_new)))
+            W, q, XW = self._w_update(X, L, q, m, W, solver)            # step 1
+            window = 2 * int(np.diff(S_graph.indptr).max()) + 1
+            S, Mdist = self._s_update(XW, F, lam, alpha, it, local0, k, window)  # step 4
+            S_graph, L = self._graph(S)                                          # steps 2-3
+            F_new, n_comp, labels, verdict = self._f_step(S_graph, L, c, F)
+            self.objective_history_.append(  # objective (6) with this iteration's lambda
+                float(np.sum(Mdist * S)) + alpha * float(np.sum(S * S))
+                + float(self.gamma) * l21_norm(W)
+                + 2.0 * lam * float(np.einsum("ij,ij->", F_new, L @ F_new)))
             self.lambda_history_.append(lam)
             self.n_components_history_.append(n_comp)
-            self.objective_history_.append(objective)
-            self.n_iter_ = it + 1
-            if n_comp < c:          # too few components: strengthen the rank constraint
+            if verdict < 0:         # too few components: strengthen the rank constraint
                 lam *= self.lambda_factor
                 F = F_new
-            elif n_comp > c:        # too many: relax it and keep the previous F
+            elif verdict > 0:       # too many: relax it and keep the previous F
                 lam /= self.lambda_factor
             else:
                 F = F_new
-                prev = self.objective_history_[-2] if len(self.objective_history_) > 1 else None
-                if (prev is not None and self.n_components_history_[-2] == c
-                        and abs(objective - prev) <= self.tol * max(abs(prev), 1e-12)):
-                    break
+                converged = self._settled(it, verdicts)
+            verdicts.append(verdict)
+            if converged:
+                break
+        if self.final_w_step:
+            W, q, _ = self._w_update(X, L, q, m, W, solver)
+        test = ("S has exactly c connected components" if self.stop == "components" else
+                "S keeps c components and objective (6) changes by <= tol")
+        self._stopped(it + 1, converged, test=test)
         self.alpha_ = alpha
         self.lambda_ = lam
         self.projection_ = W

@@ -3,12 +3,19 @@
 Used by SOGFS's F-step (Nie, Zhu & Li, AAAI 2016, problem (14): F = the c smallest eigenvectors of
 L_S) and usable by every adaptive-graph method whose S has about k non-zeros per row. A dense
 subset ``eigh`` of the n x n Laplacian costs O(n^3) (tridiagonalisation) whatever the sparsity;
-here L - sigma I (sigma < 0, so positive definite) is factorised once by sparse LU and ARPACK
-iterates with its inverse, whose largest eigenvalues 1 / (lambda - sigma) are the wanted ones and
-are well separated from the rest. The tolerance is machine precision (``tol=0``), so the result
-is the dense one up to round-off. When the zero eigenvalue is cut (S has more than c components,
-so more than c zero eigenvalues) every solver returns some c-dimensional part of the null space
-chosen by round-off; :func:`canonical_null_space_vectors` gives one chosen by the components alone.
+here L - sigma I (sigma < 0, so positive definite) is factorised once (sparse LU, or a dense
+Cholesky for graphs with many non-zeros per row, whose LU fills in anyway) and ARPACK iterates
+with its inverse, whose largest eigenvalues 1 / (lambda - sigma) are the wanted ones and are well
+separated from the rest. The tolerance is machine precision (``tol=0``), so the result is the
+dense one up to round-off.
+
+A 0 eigenvalue of multiplicity above one (a graph of several components) defeats a Krylov solver:
+its one start vector sees that eigenspace as one direction, and the solver can return fewer null
+vectors than there are components. :func:`component_smallest_eigvecs` therefore takes the null
+space from the components themselves and the other eigenpairs component by component. When the
+zero eigenvalue is cut (more components than eigenpairs wanted) every solver returns some part of
+the null space chosen by round-off; :func:`canonical_null_space_vectors` gives one chosen by the
+components alone.
 
 Determinism: ARPACK's default start vector is random; here it is a fixed function of the input
 (the previous eigenvectors, a warm start, plus a seeded generic vector so that the Krylov space is
@@ -20,13 +27,22 @@ Import by module path.
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg as sla
 import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator
 
 from ufsbench.numerics.linalg import canonical_eigenbasis, eigh_smallest, seeded_eigsh
 
 #: Below this many samples a dense subset eigh is faster than factorising and iterating
 #: (measured, one core: n = 600, c = 20: 0.058 s dense vs 0.049 s; n = 400, c = 40: 0.026 vs 0.075).
 DENSE_BELOW = 600
+#: From this many non-zeros per row on (and up to ``DENSE_FACTOR_MAX`` rows) L - sigma I is
+#: factorised by a dense Cholesky rather than a sparse LU: the LU of such graphs fills in 60-90%
+#: of the n^2 entries anyway (measured, one core, SOGFS graphs: n = 1828 with 335 non-zeros per
+#: row, LU 0.37 s vs Cholesky 0.06 s; n = 1422 with 139, 0.12 vs 0.03 s; with 9 per row the LU
+#: still fills 30% but its solves are 3x cheaper, and the ~50 solves of a call favour it).
+DENSE_FACTOR_MIN_ROW_NNZ = 32
+DENSE_FACTOR_MAX = 6000
 
 
 def _start_vector(n: int, warm: np.ndarray | None) -> np.ndarray:
@@ -36,6 +52,20 @@ def _start_vector(n: int, warm: np.ndarray | None) -> np.ndarray:
     warm = np.asarray(warm, dtype=float).reshape(n, -1).sum(axis=1)
     scale = np.linalg.norm(warm)
     return generic / np.sqrt(n) + (warm / scale if scale > 0 else 0.0)
+
+
+def _dense_shift_inverse(L: sp.csc_matrix, sigma: float):
+    """(L - sigma I)^{-1} as a LinearOperator by a dense Cholesky factor, for graphs dense enough
+    that a sparse LU would fill in (``DENSE_FACTOR_MIN_ROW_NNZ``); None otherwise (ARPACK then
+    factorises by sparse LU)."""
+    n = L.shape[0]
+    if L.nnz < DENSE_FACTOR_MIN_ROW_NNZ * n or n > DENSE_FACTOR_MAX:
+        return None
+    A = L.toarray()
+    A[np.diag_indices(n)] -= sigma                  # sigma < 0: positive definite
+    factor = sla.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
+    return LinearOperator((n, n), dtype=float,
+                          matvec=lambda x: sla.cho_solve(factor, x, check_finite=False))
 
 
 def laplacian_smallest_eigvecs(L, c: int, warm: np.ndarray | None = None,
@@ -54,7 +84,7 @@ def laplacian_smallest_eigvecs(L, c: int, warm: np.ndarray | None = None,
     scale = max(float(np.abs(L.diagonal()).max()), 1e-300)
     sigma = -1e-3 * scale
     vals, vecs = seeded_eigsh(L, k=c, sigma=sigma, which="LM", v0=_start_vector(n, warm),
-                              tol=0.0)
+                              tol=0.0, OPinv=_dense_shift_inverse(L, sigma))
     order = np.argsort(vals, kind="stable")
     return vals[order], vecs[:, order]
 
@@ -75,3 +105,61 @@ def canonical_null_space_vectors(labels: np.ndarray, c: int) -> np.ndarray:
     indicators[np.arange(labels.size), labels] = 1.0
     indicators /= np.sqrt(indicators.sum(axis=0))
     return canonical_eigenbasis(np.zeros(n_comp), indicators)[:, :c]
+
+
+def _component_positive_eigpairs(block, t: int, warm: np.ndarray | None,
+                                 dense_below: int) -> tuple[np.ndarray, np.ndarray]:
+    """The t smallest positive eigenpairs of the Laplacian ``block`` of one connected graph
+    (its 0 eigenvalue is simple: the smallest t + 1 pairs without the first)."""
+    s = block.shape[0]
+    if s <= dense_below or t + 1 >= s - 1:
+        dense = block.toarray() if sp.issparse(block) else np.asarray(block)
+        vals, vecs = eigh_smallest(dense, t + 1)
+    else:
+        vals, vecs = laplacian_smallest_eigvecs(block, t + 1, warm=warm, dense_below=0)
+    return vals[1:], vecs[:, 1:]
+
+
+def component_smallest_eigvecs(L, labels: np.ndarray, k: int, warm: np.ndarray | None = None,
+                               dense_below: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """k smallest eigenpairs (ascending) of a graph Laplacian L (sparse or dense) whose graph has
+    the connected components ``labels`` (at most k of them).
+
+    The null space is exact: one normalised indicator per component, eigenvalue 0, in the order
+    of the component labels. The k - (number of components) smallest positive eigenpairs come
+    from each component's own Laplacian block, whose 0 eigenvalue is simple: a Krylov solver
+    applied to the whole L would see a multiple 0 eigenvalue through one start vector only and
+    can return fewer null vectors than there are components (a positive eigenpair in the place
+    of a missing one). Positive eigenvalues that tie across components are taken in component
+    order. ``warm``: the previous eigenvectors (n x k'), restricted to each component as its
+    start vector; ``dense_below``: components up to this size use a dense subset ``eigh``
+    (None = ``DENSE_BELOW``).
+    """
+    labels = np.asarray(labels)
+    n_comp = int(labels.max()) + 1
+    if not n_comp <= k <= L.shape[0]:
+        raise ValueError(f"k={k} must be between the {n_comp} components and n={L.shape[0]}")
+    dense_below = DENSE_BELOW if dense_below is None else dense_below
+    vectors = np.zeros((labels.size, k))
+    vectors[np.arange(labels.size), labels] = 1.0
+    vectors[:, :n_comp] /= np.sqrt(vectors[:, :n_comp].sum(axis=0))
+    wanted = k - n_comp
+    if wanted == 0:
+        return np.zeros(k), vectors
+    L = sp.csr_matrix(L)
+    candidates = []                                   # (value, component, column, vector)
+    for g in range(n_comp):
+        members = np.flatnonzero(labels == g)
+        t = min(wanted, members.size - 1)
+        if t < 1:
+            continue
+        block = L[members][:, members]
+        start = None if warm is None else np.asarray(warm)[members]
+        vals, vecs = _component_positive_eigpairs(block, t, start, dense_below)
+        candidates += [(vals[j], g, j, members, vecs[:, j]) for j in range(t)]
+    candidates.sort(key=lambda item: item[:3])
+    values = np.zeros(k)
+    for col, (value, _, _, members, vec) in enumerate(candidates[:wanted], start=n_comp):
+        values[col] = value
+        vectors[members, col] = vec
+    return values, vectors
