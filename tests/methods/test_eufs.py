@@ -41,10 +41,10 @@ def test_primal_residuals_tend_to_zero(fitted):
 def test_penalty_grows_by_min_rule(data):
     """mu = min(rho mu, mu_max); the circulating code's max() would jump to mu_max at once."""
     sel = make_selector("eufs", n_clusters=3, random_state=0, mu0=1e-3, rho=1.1,
-                        max_iter=7, tol=0.0).fit(data.X)
+                        max_iter=7, tol=0.0, v_tol=0.0).fit(data.X)
     assert sel.mu_ == pytest.approx(1e-3 * 1.1 ** 7)
     sel = make_selector("eufs", n_clusters=3, random_state=0, mu0=1.0, rho=10.0, mu_max=50.0,
-                        max_iter=4, tol=0.0).fit(data.X)
+                        max_iter=4, tol=0.0, v_tol=0.0).fit(data.X)
     assert sel.mu_ == 50.0
 
 
@@ -137,7 +137,7 @@ def test_buffered_loop_matches_the_reference_loop(wide_data, alpha, beta, order)
     orders (the .mat loader gives column-major X); only BLAS round-off may differ."""
     X = np.asarray(wide_data.X, order=order)
     sel = make_selector("eufs", n_clusters=3, random_state=0, alpha=alpha, beta=beta,
-                        max_iter=60, tol=0.0).fit(X)
+                        max_iter=60, tol=0.0, v_tol=0.0).fit(X)
     scores, history, E = _frozen_admm(sel, X, 60)
     np.testing.assert_allclose(sel.scores_, scores, rtol=1e-9, atol=1e-12 * scores.max())
     np.testing.assert_allclose(sel.objective_history_, history, rtol=1e-9)
@@ -151,7 +151,7 @@ def test_sparse_solver_agrees_up_to_amplified_round_off(wide_data, alpha, beta):
     that to ~1e-7 relative in the scores and ~1e-5 in the last objectives here (see the
     parameter's note), far below any change of ranking."""
     fits = [make_selector("eufs", n_clusters=3, random_state=0, alpha=alpha, beta=beta,
-                          max_iter=60, tol=0.0, solver=form).fit(wide_data.X)
+                          max_iter=60, tol=0.0, v_tol=0.0, solver=form).fit(wide_data.X)
             for form in ("dense", "sparse")]
     dense, sparse = fits
     np.testing.assert_allclose(sparse.scores_, dense.scores_, rtol=1e-6,
@@ -161,7 +161,7 @@ def test_sparse_solver_agrees_up_to_amplified_round_off(wide_data, alpha, beta):
 
 
 def test_deprecated_graph_form_warns_and_still_selects_the_form(wide_data):
-    kw = dict(n_clusters=3, random_state=0, max_iter=5, tol=0.0)
+    kw = dict(n_clusters=3, random_state=0, max_iter=5, tol=0.0, v_tol=0.0)
     auto = make_selector("eufs", **kw).fit(wide_data.X)
     dense = make_selector("eufs", solver="dense", **kw).fit(wide_data.X)
     sparse = make_selector("eufs", solver="sparse", **kw).fit(wide_data.X)
@@ -170,3 +170,28 @@ def test_deprecated_graph_form_warns_and_still_selects_the_form(wide_data):
         with pytest.warns(FutureWarning, match="graph_form is deprecated.*use solver"):
             old = make_selector("eufs", graph_form=form, **kw).fit(wide_data.X)
         assert np.array_equal(old.scores_, expected.scores_)
+
+
+def test_stops_when_v_settles(data):
+    # The fit that stopped by the V test has the V of a run of the same length without it; its
+    # last step moved V by at most v_tol relative, the step before by more.
+    kw = dict(n_clusters=3, random_state=0, mu0=1.0, tol=0.0)
+    sel = make_selector("eufs", max_iter=300, **kw).fit(data.X)
+    n = sel.n_iter_
+    assert sel.converged_ and n < 300
+    V = {t: make_selector("eufs", max_iter=t, v_tol=0.0, **kw).fit(data.X).V_
+         for t in (n - 2, n - 1, n)}
+    np.testing.assert_array_equal(V[n], sel.V_)
+    assert np.linalg.norm(V[n] - V[n - 1]) <= 1e-7 * np.linalg.norm(V[n])
+    assert np.linalg.norm(V[n - 1] - V[n - 2]) > 1e-7 * np.linalg.norm(V[n - 1])
+
+
+def test_a_zero_v_never_counts_as_settled(data):
+    # alpha = 1e6 shrinks V to zero in every step: V does not move, yet the fit runs its cap
+    # (at small mu a zero V only means the shrinkage is still large) and says so.
+    from sklearn.exceptions import ConvergenceWarning
+
+    with pytest.warns(ConvergenceWarning, match="max_iter=30"):
+        sel = make_selector("eufs", n_clusters=3, random_state=0, alpha=1e6,
+                            max_iter=30).fit(data.X)
+    assert not sel.converged_ and sel.n_iter_ == 30 and not np.any(sel.V_)
