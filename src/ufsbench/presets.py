@@ -8,7 +8,7 @@ it) may declare
     presets:
       released:          # what the authors' public code runs
         init: axes
-        zero_row_weight: 5.0e-7
+        zero_row_norm: 2.5e-7
 
 A preset is only a set of ordinary constructor parameters: it selects no hidden code path, and
 any of its values can be overridden. ``preset: released`` in a method config (``method.preset=
