@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from ufsbench.numerics.litekmeans import litekmeans
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
 from ufsbench.numerics.linalg import (DEGENERATE_TOL, canonical_eigenbasis, eigh_largest,
                                       eigh_smallest, seeded_eigsh)
@@ -234,41 +235,8 @@ def kmeans_from_sample_starts(Y: np.ndarray, starts, max_iter: int = 1000) -> np
     restart, the sample indices whose rows are the initial centres.
 
     The rule of Deng Cai's ``litekmeans.m`` (AutoUFSTool runs MATLAB's ``kmeans`` through it under
-    Octave, and records the starts it draws): Lloyd iterations until no label changes (at most
-    ``max_iter``), ties to the lowest cluster index; a cluster left empty takes the samples
-    farthest from their centres; among restarts the first with the smallest sum of (unsquared)
-    point-to-centre distances wins.
+    Octave, and records the starts it draws): :func:`ufsbench.numerics.litekmeans.litekmeans`
+    with at most ``max_iter`` Lloyd passes per restart.
     """
-    Y = np.asarray(Y, dtype=float)
-    sq = np.einsum("ij,ij->i", Y, Y)
-    best, best_total = None, np.inf
-    for start in np.atleast_2d(np.asarray(starts, dtype=np.intp)):
-        labels, dist = _lloyd_from(Y, sq, Y[start], max_iter)
-        total = float(np.sqrt(dist).sum())
-        if best is None or total < best_total:
-            best, best_total = labels, total
-    return best
-
-
-def _lloyd_from(Y: np.ndarray, sq: np.ndarray, centres: np.ndarray, max_iter: int):
-    """(labels, squared distance of each sample to its centre) of one litekmeans run."""
-    n, k = Y.shape[0], centres.shape[0]
-    rows, labels, converged = np.arange(n), None, False
-    for _ in range(max_iter):
-        D = np.einsum("ij,ij->i", centres, centres)[None, :] - 2.0 * (Y @ centres.T)
-        new = np.argmin(D, axis=1)
-        missing = np.setdiff1d(np.arange(k), new)
-        if missing.size:                                   # farthest samples refill them
-            far = np.argsort(-(sq + D[rows, new]), kind="stable")[:missing.size]
-            new[far] = missing
-        converged = labels is not None and np.array_equal(new, labels)
-        labels = new
-        counts = np.bincount(labels, minlength=k)
-        centres = np.zeros_like(centres)
-        np.add.at(centres, labels, Y)
-        centres /= counts[:, None]
-        if converged:
-            break
-    if not converged:                                      # distances to the final centres
-        D = np.einsum("ij,ij->i", centres, centres)[None, :] - 2.0 * (Y @ centres.T)
-    return labels, np.maximum(sq + D[rows, labels], 0.0)
+    starts = np.atleast_2d(np.asarray(starts, dtype=np.intp))
+    return litekmeans(Y, starts.shape[1], starts, max_iter=max_iter)[0]
