@@ -406,6 +406,7 @@ def test_l_steps_settled_by_the_bound_change_nothing(monkeypatch):
     fast = make_selector("dgufs", **kw).fit(X)
     assert fast.rank_history_.count(0) > 10 and len(calls) < fast.n_iter_
     monkeypatch.setattr(dgufs_module, "eigenvalues_certainly_at_most", lambda *a, **k: False)
+    monkeypatch.setattr(dgufs_module, "perron_root_at_most", lambda *a, **k: False)
     calls.clear()
     solved = make_selector("dgufs", **kw).fit(X)
     assert len(calls) == solved.n_iter_
@@ -413,3 +414,23 @@ def test_l_steps_settled_by_the_bound_change_nothing(monkeypatch):
     assert fast.objective_history_ == solved.objective_history_
     assert fast.support_history_ and all(
         np.array_equal(a, b) for a, b in zip(fast.support_history_, solved.support_history_))
+
+
+def test_collatz_wielandt_certificate_never_hides_an_eigenvalue_above_the_bound():
+    from types import SimpleNamespace
+
+    from ufsbench.methods.dgufs import perron_root_at_most
+
+    rng = np.random.default_rng(8)
+    certified = 0
+    for _ in range(200):
+        n = int(rng.integers(2, 40))
+        B = rng.random((n, n)) * (rng.random((n, n)) < 0.2)
+        B[0] += 3.0 * rng.random(n)                         # a hub: Gershgorin's disc is wide
+        B = B + B.T
+        top = np.linalg.eigvalsh(B)[-1]
+        bound = top * rng.uniform(0.9, 1.5)
+        if perron_root_at_most(B, bound, SimpleNamespace(perron=None)):
+            certified += 1
+            assert top <= bound
+    assert certified > 50

@@ -180,7 +180,7 @@ def eigenvalues_certainly_at_most(As: np.ndarray, bound: float, extra: float = 0
 
     The margin (1e-10 of the largest absolute row sum) is far above both the round-off of these
     sums and LAPACK's eigenvalue error (~n eps ||As||), so that LAPACK's subset is empty too.
-    O(n^2); in the ADMM's first iterations A is close to a multiple of I far below the
+    O(n^2); in the ADMM's first iterations A is often close to a multiple of I far below the
     threshold (COIL20: 43 of 50 iterations at the default), where it replaces an O(n^3) solve.
     """
     radius = np.abs(As).sum(axis=1)
@@ -198,6 +198,30 @@ def spectral_norm_bound(B: np.ndarray) -> float:
     if not np.all(np.isfinite(gram)):
         return np.inf                   # diverged iterates: no bound (the solve reports it)
     return float(np.sqrt(max(np.linalg.eigvalsh(gram)[-1], 0.0))) * (1.0 + 1e-8)
+
+
+#: Power steps :func:`perron_root_at_most` spends before leaving the question to LAPACK.
+PERRON_STEPS = 12
+
+
+def perron_root_at_most(B: np.ndarray, bound: float, state) -> bool:
+    """Whether the Collatz-Wielandt bound shows lambda_max(B) <= ``bound`` for a symmetric
+    nonnegative B: for every x > 0, rho(B) <= max_i (B x)_i / x_i, which tends to rho(B) as x
+    tends to the Perron vector. x starts from the previous call's (``state.perron``) and takes
+    up to :data:`PERRON_STEPS` power steps (O(n^2) each), kept positive; a 1e-10 relative margin
+    covers the round-off of B x."""
+    x = state.perron if state.perron is not None else np.ones(B.shape[0])
+    for _ in range(PERRON_STEPS):
+        y = B @ x
+        if float(np.max(y / x)) * (1.0 + 1e-10) <= bound:
+            state.perron = x
+            return True
+        top = float(y.max())
+        if not top > 0.0 or not np.isfinite(top):
+            return False
+        x = np.maximum(y / top, 1e-12)
+    state.perron = x
+    return False
 
 
 GRAPHS = ("knn", "knn_self", "negdist")
@@ -247,6 +271,8 @@ class _State:
         self.mu = mu
         #: L is the zero matrix: the products with H L H are skipped (they are exactly 0).
         self.L_zero = True
+        #: The last positive vector of :func:`perron_root_at_most` (its warm start).
+        self.perron = None
 
     def set_L(self, L: np.ndarray, rank: int) -> None:
         self.L, self.L_zero = L, rank == 0
@@ -359,10 +385,12 @@ class DGUFS(UFSSelector):
       ||Y H||_2 ||Z H||_2 / mu (two m x m Grams), often show that none is: then L = 0 -- what
       LAPACK returns too, so the iterates are those of the full solve bit for bit -- without
       forming A (an n x m x n product) or the O(n^3) eigendecomposition, and while L = 0 the
-      products with H L H are skipped. Otherwise A is formed and LAPACK (evr) computes the
-      eigenpairs above the threshold. On COIL20 at the default, 43 of 50 L-steps are settled
-      this way (A is then close to a multiple of I below the threshold); the other 7 give L of
-      rank 79 to n.
+      products with H L H are skipped. Where a hub of the kNN graph widens its disc and B is
+      nonnegative (as long as L has been 0), the Collatz-Wielandt bound max_i (B x)_i / x_i
+      after a few warm-started power steps (O(n^2) each) is tried. Otherwise A is formed and
+      LAPACK (evr) computes the eigenpairs above the threshold. At the default, 43 of 50
+      L-steps on COIL20 (A close to a multiple of I) and 28 of 50 on BASEHOCK are settled this
+      way; the others give L of rank 1 to n.
 
     Parameters
     ----------
@@ -565,7 +593,10 @@ class DGUFS(UFSSelector):
         A = B + C with B = M + (beta S - Lambda2) / mu symmetric (M, S, Lambda2 are) and
         C = (1-beta) H Y^T Z H / mu of rank <= m, so lambda_max(sym A) <= Gershgorin(B) +
         ||C||_2, and ||H Y^T Z H||_2 <= ||Y H||_2 ||Z H||_2 (m x n factors). Then L = 0, what
-        LAPACK returns too; otherwise A is formed and solved as usual."""
+        LAPACK returns too; otherwise A is formed and solved as usual. Where Gershgorin's discs
+        are too wide (a kNN graph with hubs: a hub's disc has the radius of its degree) and B is
+        nonnegative (while L has stayed 0, B = M + (beta S + sum mu M) / mu is), the
+        Collatz-Wielandt bound of :func:`perron_root_at_most` is tried."""
         B = state.beta_S - state.Lam2
         B /= state.mu
         B += M
@@ -573,7 +604,10 @@ class DGUFS(UFSSelector):
         centred = [F - F.mean(axis=1, keepdims=True) for F in (Ys, Zs)]
         low_rank = ((1 - beta) / state.mu / (n - 1) ** 2
                     * spectral_norm_bound(centred[0]) * spectral_norm_bound(centred[1]))
-        return eigenvalues_certainly_at_most(B, np.sqrt(2.0 * self.alpha / state.mu), low_rank)
+        bound = np.sqrt(2.0 * self.alpha / state.mu)
+        if eigenvalues_certainly_at_most(B, bound, low_rank):
+            return True
+        return bool(B.min() >= 0.0) and perron_root_at_most(B, bound - low_rank, state)
 
     def _finish(self, rows: "_ActiveRows", state: "_State", history: "_History", m: int,
                 d: int) -> None:
