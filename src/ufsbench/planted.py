@@ -416,11 +416,23 @@ def markdown_report(table: pd.DataFrame, fits: pd.DataFrame, command: str, seeds
     """The suite's markdown: design, both tables, the cost, and what is not finished."""
     from tabulate import tabulate
 
+    import datetime as _dt
+
+    from ufsbench.reproduce.render import machine_description
+    from ufsbench.tasks import environment
+
     design = ", ".join(f"{k}={v}" for k, v in DESIGN.items())
-    lines = ["# Planted-feature suite", "", f"Command: `{command}`", "",
+    stored_only = " (a report of the stored fits; without compute=false the same command " \
+        "computes what is missing)" if "compute=false" in command else ""
+    lines = ["# Planted-feature suite", "", f"- command: `{command}`{stored_only}",
+             f"- generated: {_dt.datetime.now().isoformat(timespec='seconds')} at ufsbench commit "
+             f"{environment().get('git_commit') or 'unknown'}",
+             f"- machine: {machine_description()}", "",
              ("Seeded synthetic cluster data with known informative features; precision@m = "
-              "share of the m selected features that are planted (m = number planted); mean "
-              f"over seeds {list(seeds)}. A measurement, not a pass/fail gate."), "",
+              "share of the m selected features that are planted, m = the number of planted "
+              "signals (in the redundant regime a signal is several interchangeable columns and "
+              f"counts once); mean over seeds {list(seeds)}. A measurement, not a pass/fail "
+              "gate."), "",
              "Regimes:", ""]
     lines += [f"{i}. `{name}`: {text}" for i, (name, text) in enumerate(REGIMES.items(), 1)]
     lines += ["", f"Design: {design}.", "",
@@ -430,7 +442,8 @@ def markdown_report(table: pd.DataFrame, fits: pd.DataFrame, command: str, seeds
         frame = precision_frame(table, rule) if len(table) else pd.DataFrame()
         lines += [f"## Precision@m — {label}", "",
                   tabulate(frame.map(lambda v: "—" if pd.isna(v) else f"{v:.2f}"),
-                           headers="keys", tablefmt="github") if len(frame) else "(none)", ""]
+                           headers="keys", tablefmt="github", disable_numparse=True)
+                  if len(frame) else "(none)", ""]
     done = fits.dropna(subset=["precision"]) if len(fits) else fits
     if len(done):
         lines += [f"Cost: {len(done)} fits, {done['fit_time'].sum() / 60:.1f} min of fitting.",

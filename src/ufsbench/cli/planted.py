@@ -137,7 +137,8 @@ def _planted(args: list[str]) -> None:
         if len(table):
             frame = precision_frame(table, rule).map(lambda v: "—" if v != v else f"{v:.2f}")
             print(f"precision@m, {label}, mean over seeds {seeds}:")
-            print(tabulate(frame, headers="keys", tablefmt="simple") + "\n")
+            print(tabulate(frame, headers="keys", tablefmt="simple", disable_numparse=True)
+                  + "\n")
     done = fits.dropna(subset=["precision"]) if len(fits) else fits
     print(f"cost: {len(done)} stored fits, {done['fit_time'].sum() / 60 if len(done) else 0:.1f} "
           f"min of fitting; results: {results_dir}", file=sys.stderr)

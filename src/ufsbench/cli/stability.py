@@ -13,10 +13,10 @@ HELP = """usage: ufsbench stability method=<name>[,<name>...|all] dataset=<name>
                           [compute=false] [out=DIR] [method.default.<p>=v] [results_dir=...]
 
 Fits each method at its label-free default setting (what `ufsbench run` uses as its default;
-method.default.<p>=v, method.params.<p>=v or method.preset=NAME give another setting) on B subsamples of the rows
-(B = subsamples, default 20; fraction of the samples each, default 0.9, without replacement,
-seeded with (seed, b); fit b gets random_state = seed + b) and scores the selected m-subsets at
-each feature count (default: the data set's, the papers' 50..300):
+method.default.<p>=v, method.params.<p>=v or method.preset=NAME give another setting) on B
+subsamples of the rows (B = subsamples, default 20; fraction of the samples each, default 0.9,
+without replacement, seeded with (seed, b); fit b gets random_state = seed + b) and scores the
+selected m-subsets at each feature count (default: the data set's, the papers' 50..300):
 
   Phi  Nogueira, Sechidis & Brown's stability estimator (JMLR 2018) with its 95 % confidence
        interval: 1 = the same subset every time, 0 = no more alike than random subsets
@@ -205,10 +205,12 @@ def _write_out(out: str, rows: list[dict], missing: list[str], command: str) -> 
                   f"{100 * design['fraction']:g} % of the rows, seed {design['seed']})", "",
                   "### Phi [95 % CI]", "",
                   tabulate(stability_frame(part.assign(stale=False)), headers="keys",
-                           tablefmt="github"), "",
+                           tablefmt="github",
+                           disable_numparse=True), "",
                   "### Mean pairwise Jaccard", "",
                   tabulate(stability_frame(part.assign(stale=False), "jaccard"), headers="keys",
-                           tablefmt="github"), "",
+                           tablefmt="github",
+                           disable_numparse=True), "",
                   f"Fit time of the cells: {part['fit_time'].sum() / 60:.1f} min in "
                   f"{int(part['fits'].sum())} fits.", ""]
         if part["degenerate_fits"].any():
@@ -267,7 +269,8 @@ def _stability(args: list[str]) -> None:
               f"(B = {keys['subsamples']}), {seconds:.1f} s of fitting", file=sys.stderr)
     table = _table(rows)
     if len(table):
-        print(tabulate(table, headers="keys", tablefmt="simple", showindex=False))
+        print(tabulate(table, headers="keys", tablefmt="simple", showindex=False,
+                       disable_numparse=True))
         fits = int(sum(r["fits"] for r in rows))
         print(f"cost: {fits} subsample fits, {sum(r['fit_time'] for r in rows) / 60:.1f} min "
               f"of fitting (B = {keys['subsamples']} fits per method and data set)")
