@@ -29,8 +29,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import (feature_count_grid, load_bench_data, machine_line,  # noqa: E402
-                    markdown_table, typical_setting)
+from common import feature_count_grid, load_bench_data, machine_line, markdown_table, typical_setting  # noqa: E402
 
 from ufsbench.methods.base import make_selector, selector_class  # noqa: E402
 from ufsbench.report import method_config  # noqa: E402

@@ -19,8 +19,15 @@ from __future__ import annotations
 import argparse
 import time
 
-from common import (FitTimeout, benchmark_methods, load_bench_data, machine_line, markdown_table,
-                    time_budget, typical_setting)
+from common import (
+    FitTimeout,
+    benchmark_methods,
+    load_bench_data,
+    machine_line,
+    markdown_table,
+    time_budget,
+    typical_setting,
+)
 
 #: The papers' data sets with at most 2000 samples (target: every default fit <= 10 s).
 SMALL_SETS = ["jaffe", "umist", "orl", "att", "coil20", "isolet", "binalpha", "basehock",

@@ -16,9 +16,17 @@ from __future__ import annotations
 import argparse
 import time
 
-
-from common import (benchmark_methods, feature_count_grid, grid_size, refits_per_setting,
-                    load_bench_data, measure_fit, print_preamble, print_row, rows_table)
+from common import (
+    benchmark_methods,
+    feature_count_grid,
+    grid_size,
+    load_bench_data,
+    measure_fit,
+    print_preamble,
+    print_row,
+    refits_per_setting,
+    rows_table,
+)
 
 HEADER = ["data set", "method", "fit s", "peak MB", "grid", "projected sweep s"]
 N_FEATURES = 100

@@ -23,7 +23,7 @@ import time
 import warnings
 
 import numpy as np
-from common import feature_count_grid, load_bench_data, markdown_table, machine_line
+from common import feature_count_grid, load_bench_data, machine_line, markdown_table
 from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 

@@ -15,9 +15,9 @@ import platform
 import sys
 import time
 
+import common  # noqa: F401  (puts the repository on sys.path)
 import numpy as np
 
-import common  # noqa: F401  (puts the repository on sys.path)
 from ufsbench.methods.base import make_selector
 
 sys.path.insert(0, str(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",

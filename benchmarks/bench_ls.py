@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from common import load_bench_data, machine_line, markdown_table
 
 DATASETS = ["prostate_ge", "pix10p", "allaml", "lymphoma", "orl", "usps:2000"]
@@ -100,6 +99,7 @@ def bound(spec: str, repeats: int) -> str:
     scores need at least that) are the bound; 5x leaves the budget minus that for everything
     else (validation, neighbour selection, graph, the scores' own passes)."""
     from bench_skfeature import skfeature_available, theirs
+
     from ufsbench.methods import make_selector
     from ufsbench.methods.ls import laplacian_scores
     from ufsbench.numerics.graphs import sparse_knn_graph

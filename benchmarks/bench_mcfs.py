@@ -44,14 +44,13 @@ import time
 import types
 
 import numpy as np
-
-from common import (feature_count_grid, jaccard, load_bench_data, machine_line,
-                    markdown_table, measure)
+from common import feature_count_grid, jaccard, load_bench_data, machine_line, markdown_table, measure
 
 from ufsbench.methods import make_selector
 from ufsbench.methods.mcfs import coefficients_for, sparse_spectral_coefficients
 from ufsbench.numerics import knn_graph, ranking_from_scores
 from ufsbench.numerics.spectral import generalized_spectral_embedding
+
 
 def best(seconds: list) -> float:
     """Best of the repeats: on a shared machine the minimum is the least disturbed run."""

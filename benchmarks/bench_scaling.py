@@ -16,8 +16,15 @@ from __future__ import annotations
 
 import argparse
 
-from common import (benchmark_methods, fitted_exponent, load_bench_data, measure_fit,
-                    print_preamble, print_row, rows_table)
+from common import (
+    benchmark_methods,
+    fitted_exponent,
+    load_bench_data,
+    measure_fit,
+    print_preamble,
+    print_row,
+    rows_table,
+)
 
 HEADER = ["method", "axis", "sizes", "seconds", "exponent", "peak MB at largest",
           "peak / 8d^2 at largest d>2n"]

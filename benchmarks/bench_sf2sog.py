@@ -14,6 +14,5 @@ from __future__ import annotations
 
 from fast_vs_dense import main
 
-
 if __name__ == "__main__":
     main("sf2sog", "factored", ["dense"], "lam=1e-2,gamma=1e2", __doc__)

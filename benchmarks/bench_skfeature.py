@@ -38,9 +38,7 @@ import argparse
 import importlib.util
 
 import numpy as np
-
-from common import (jaccard, load_bench_data, measure, print_preamble, print_row,
-                    rows_table)
+from common import jaccard, load_bench_data, measure, print_preamble, print_row, rows_table
 
 METHODS = ["ls", "mcfs", "udfs", "ndfs"]
 HEADER = ["data set", "method", "ours s", "skfeature s", "speed-up", "Jaccard",

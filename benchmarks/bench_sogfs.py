@@ -39,13 +39,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from common import jaccard, load_bench_data, markdown_table  # noqa: F401 (sys.path set there)
+
 from ufsbench.methods.base import make_selector
 from ufsbench.methods.sogfs import alpha_eq27, s_step
 from ufsbench.numerics import l21_reweight, laplacian, squared_distances, sym
-from ufsbench.numerics.diag_lowrank import (dense_smallest_eigvecs,
-                                            smallest_eigvecs_tied_diag_plus_lowrank)
+from ufsbench.numerics.diag_lowrank import dense_smallest_eigvecs, smallest_eigvecs_tied_diag_plus_lowrank
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "methods"))
 from _reference_sogfs import sogfs_reference  # noqa: E402

@@ -19,6 +19,7 @@ import types
 from pathlib import Path
 
 from fast_vs_dense import main
+
 from ufsbench.numerics import ranking_from_scores, row_norms
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "methods"))

@@ -25,10 +25,10 @@ import platform
 import time
 from functools import partial
 
+import common  # noqa: F401  (puts the repository on sys.path)
 import numpy as np
 import scipy
 
-import common  # noqa: F401  (puts the repository on sys.path)
 from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.methods.base import make_selector
 from ufsbench.methods.ufsol import indicator_gram, ufsol_laplacian

@@ -15,9 +15,17 @@ over one float64 d x d array (< 1: no d x d matrix was formed).
 from __future__ import annotations
 
 import numpy as np
-
-from common import (feature_count_grid, fitted_exponent, is_subset_method, load_bench_data, measure,
-                    measure_fit, print_preamble, print_row, typical_setting)
+from common import (
+    feature_count_grid,
+    fitted_exponent,
+    is_subset_method,
+    load_bench_data,
+    measure,
+    measure_fit,
+    print_preamble,
+    print_row,
+    typical_setting,
+)
 
 COMPARE_HEADER = ["data", "setting", "solver", "seconds", "peak MB", "iterations",
                   "speed-up of fast", "same selection", "max rel. objective diff"]

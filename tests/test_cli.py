@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import pytest
+
 from ufsbench.testing import data_dir, requires_data
 
 CLI = [sys.executable, "-m", "ufsbench.cli"]

@@ -9,8 +9,15 @@ import json
 
 import pytest
 
-from ufsbench.conformance import (CaseResult, case_files, check_case, compare_sets, load_case,
-                                  mapping, reference_dir)
+from ufsbench.conformance import (
+    CaseResult,
+    case_files,
+    check_case,
+    compare_sets,
+    load_case,
+    mapping,
+    reference_dir,
+)
 
 REFERENCE = reference_dir()
 

@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 import scipy.io
 
-from ufsbench.testing import data_dir, requires_data
-from ufsbench.datasets import (dataset_names, dataset_status, load_dataset, make_synthetic,
-                               registry_entries)
+from ufsbench.datasets import dataset_names, dataset_status, load_dataset, make_synthetic, registry_entries
 from ufsbench.errors import DataError
+from ufsbench.testing import data_dir, requires_data
 
 
 def test_registry_knows_every_manifest_dataset_and_the_missing_ones():

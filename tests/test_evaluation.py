@@ -3,8 +3,7 @@ import pytest
 from sklearn.metrics import normalized_mutual_info_score
 
 from ufsbench.errors import UFSBenchError
-from ufsbench.evaluation import (clustering_accuracy, clustering_scores, kmeans_labels,
-                                 normalized_mutual_info)
+from ufsbench.evaluation import clustering_accuracy, clustering_scores, kmeans_labels, normalized_mutual_info
 
 
 def test_acc_hand_worked_permutation():

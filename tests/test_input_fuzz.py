@@ -63,7 +63,7 @@ def must_fail(name: str, X, m, c) -> bool:
     if selector_class(name).selection_kind == "all":
         bad_m = False
     return (not np.all(np.isfinite(X)) or bad_m or c > X.shape[0]
-            or bool(np.all(X == X[0])))
+            or bool(np.all(X[0] == X)))
 
 
 def check_contract(name: str, X, m, c) -> None:

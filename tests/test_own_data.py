@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.io
+
 from ufsbench.cli import main
-from ufsbench.datasets import (default_feature_counts, load_dataset, load_file_dataset,
-                               path_dataset_config)
+from ufsbench.datasets import default_feature_counts, load_dataset, load_file_dataset, path_dataset_config
 from ufsbench.errors import DataError
 from ufsbench.methods import make_selector
 from ufsbench.records import load_results
@@ -278,8 +278,8 @@ def test_hydra_searchpath_reaches_the_registry(held_out):
 
 def test_label_free_rule_covers_a_data_set_outside_the_registry(tmp_path):
     from ufsbench.datasets import Dataset, make_synthetic
-    from ufsbench.report import fixed_counts, method_config, select_cells
     from ufsbench.records import load_results
+    from ufsbench.report import fixed_counts, method_config, select_cells
     from ufsbench.runner import EvaluationProtocol, plan_tasks, run_sweep
 
     s = make_synthetic(n_samples=40, n_features=20, n_informative=3, n_clusters=3,

@@ -8,8 +8,15 @@ import pytest
 from scipy.stats import f_oneway
 
 from ufsbench.errors import UFSBenchError
-from ufsbench.planted import (REGIMES, make_planted, n_planted, planted_table, precision_at_m,
-                              precision_frame, run_planted)
+from ufsbench.planted import (
+    REGIMES,
+    make_planted,
+    n_planted,
+    planted_table,
+    precision_at_m,
+    precision_frame,
+    run_planted,
+)
 
 SMALL = {"n_samples": 90, "n_features": 40, "n_informative": 4, "wide_samples": 30,
          "wide_features": 300}

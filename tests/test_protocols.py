@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 from ufsbench.errors import UFSBenchError
-from ufsbench.report import report_tables
 from ufsbench.records import PROTOCOL_COLUMNS, default_protocol, one_protocol
+from ufsbench.report import report_tables
 
 DEFAULT = {"seed": 0, "n_runs": 20, "kmeans_init": "random", "kmeans_max_iter": 100,
            "nmi_normalisation": "max"}
@@ -71,8 +71,8 @@ def test_a_table_refuses_mixed_protocols_and_names_a_non_default_one():
 def test_protocol_columns_are_load_results_columns(tmp_path):
     """Records carry their K-means start and iteration cap into the tidy frame."""
     from ufsbench.datasets import load_dataset
-    from ufsbench.report import method_config
     from ufsbench.records import load_results
+    from ufsbench.report import method_config
     from ufsbench.runner import EvaluationProtocol, plan_tasks, run_sweep
 
     data = load_dataset("digits")

@@ -18,10 +18,9 @@ import pytest
 
 from ufsbench.datasets import Dataset, load_dataset
 from ufsbench.errors import UFSBenchError
-from ufsbench.report import report_tables, select_cells
 from ufsbench.records import load_results
-from ufsbench.results import (CorruptRecordWarning, ResultStore, StoreWriteError, TaskLock,
-                              merge_stores)
+from ufsbench.report import report_tables, select_cells
+from ufsbench.results import CorruptRecordWarning, ResultStore, StoreWriteError, TaskLock, merge_stores
 from ufsbench.runner import EvaluationProtocol, plan_tasks, run_sweep
 
 PROTOCOL = EvaluationProtocol(n_runs=2)

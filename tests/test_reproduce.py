@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from ufsbench.testing import requires_data
 
 from ufsbench import reproduce as rp
 from ufsbench.datasets import load_dataset
@@ -16,6 +15,7 @@ from ufsbench.errors import UFSBenchError
 from ufsbench.records import load_results, one_protocol
 from ufsbench.results import ResultStore
 from ufsbench.runner import plan_tasks
+from ufsbench.testing import requires_data
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "reproduce_tables.py"
 

@@ -13,11 +13,17 @@ from ufsbench.datasets import Dataset, load_dataset
 from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.mcfs import MCFS
-from ufsbench.report import method_config
 from ufsbench.records import load_results
+from ufsbench.report import method_config
 from ufsbench.results import ResultStore, StoreWriteError
-from ufsbench.runner import (EvaluationProtocol, expand_grid, feature_counts_for, plan_tasks,
-                             resolve_n_jobs, run_sweep)
+from ufsbench.runner import (
+    EvaluationProtocol,
+    expand_grid,
+    feature_counts_for,
+    plan_tasks,
+    resolve_n_jobs,
+    run_sweep,
+)
 
 PROTOCOL = EvaluationProtocol(n_runs=3)
 

@@ -10,9 +10,18 @@ import pytest
 
 from ufsbench.datasets import load_dataset
 from ufsbench.errors import UFSBenchError
-from ufsbench.stability import (fit_path, format_phi, load_stability, mean_jaccard, run_stability,
-                                selection_matrix, stability_estimate, stability_interval,
-                                stability_variance, subsample_rows)
+from ufsbench.stability import (
+    fit_path,
+    format_phi,
+    load_stability,
+    mean_jaccard,
+    run_stability,
+    selection_matrix,
+    stability_estimate,
+    stability_interval,
+    stability_variance,
+    subsample_rows,
+)
 
 # Three subsets of d = 4 features, by hand: p = (1, 2/3, 1/3, 0), kbar = 2, so
 # s_f^2 = 3/2 p (1 - p) = (0, 1/3, 1/3, 0), Phi = 1 - (1/6) / (1/2 * 1/2) = 1/3. Each subset's

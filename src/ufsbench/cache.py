@@ -49,9 +49,10 @@ from __future__ import annotations
 import hashlib
 import os
 import types
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import scipy.linalg

@@ -414,9 +414,9 @@ def _thinned(thin: int) -> str:
 def markdown_report(table: pd.DataFrame, fits: pd.DataFrame, command: str, seeds, thin: int,
                     missing: list[str]) -> str:
     """The suite's markdown: design, both tables, the cost, and what is not finished."""
-    from tabulate import tabulate
-
     import datetime as _dt
+
+    from tabulate import tabulate
 
     from ufsbench.reproduce.render import machine_description
     from ufsbench.tasks import environment

@@ -34,11 +34,16 @@ import numpy as np
 import pandas as pd
 
 from ufsbench.errors import UFSBenchError
-from ufsbench.figure_style import (  # the one module importing matplotlib (see its docstring)
+
+# Re-exported: the plot command and the HTML page take these from here as well.
+from ufsbench.figure_style import (  # the one module importing matplotlib (see its docstring)  # noqa: F401
+    DEFAULT_OUT,
     MAX_COLUMNS,
     OKABE_ITO,
     Figure,
     MaxNLocator,
+    caption_text,
+    figure_png_base64,
     format_value,
     panel_grid,
     protocol_caption,
@@ -51,23 +56,20 @@ from ufsbench.figure_style import (  # the one module importing matplotlib (see 
     sorted_values,
 )
 from ufsbench.methods.base import keeps_all_features
+from ufsbench.records import load_results, one_protocol
 from ufsbench.report import (
     METRICS,
     RULE_LABELS,
     RULES,
     SUMMARIES,
-    summarise,
     default_params,
     fixed_feature_count,
     method_config,
     series_label,
+    summarise,
 )
-from ufsbench.records import load_results, one_protocol
 from ufsbench.results import ResultStore
 from ufsbench.stats import RankTest, cliques, rank_methods
-
-# Re-exported: the plot command and the HTML page take these from here as well.
-from ufsbench.figure_style import DEFAULT_OUT, caption_text, figure_png_base64  # noqa: F401
 
 
 # -- reading the store ---------------------------------------------------------------------

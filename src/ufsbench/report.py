@@ -37,7 +37,7 @@ SUMMARIES = {"mean": "mean±std over the K-means runs", "best5": "best of the fi
 METRICS = {"acc": "ACC", "nmi": "NMI"}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def method_config(name: str) -> dict:
     """configs/method/<name>.yaml, read by OmegaConf exactly as Hydra reads it (1e-6 is a float)."""
     from omegaconf import OmegaConf
@@ -54,7 +54,7 @@ def default_params(name: str) -> str:
     return json.dumps(setting, sort_keys=True, separators=(",", ":"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def fixed_feature_count(dataset: str) -> int | None:
     path = config_dir() / "dataset" / f"{dataset}.yaml"
     if not path.is_file():

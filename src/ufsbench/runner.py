@@ -33,10 +33,23 @@ from ufsbench.datasets import Dataset
 from ufsbench.errors import UFSBenchError
 from ufsbench.evaluation import NMI_NORMALISATIONS, clustering_scores, score_labels
 from ufsbench.methods import make_selector, method_parameters, selector_class
-from ufsbench.results import (SUBSET_SCORES_DIR, ResultStore, StoreWriteError,
-                              abandon_held_locks, digest, remove_dead_partials)
-from ufsbench.tasks import (SCORINGS, EvaluationProtocol, Task, environment,  # noqa: F401
-                            expand_grid, feature_counts_for, plan_tasks)
+from ufsbench.results import (
+    SUBSET_SCORES_DIR,
+    ResultStore,
+    StoreWriteError,
+    abandon_held_locks,
+    digest,
+    remove_dead_partials,
+)
+from ufsbench.tasks import (  # noqa: F401
+    SCORINGS,
+    EvaluationProtocol,
+    Task,
+    environment,
+    expand_grid,
+    feature_counts_for,
+    plan_tasks,
+)
 
 BACKENDS = ("local", "dask")
 #: Seconds between two looks at a task another process holds.

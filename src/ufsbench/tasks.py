@@ -44,7 +44,7 @@ class EvaluationProtocol:
         if int(self.n_runs) < 1:
             raise UFSBenchError(f"evaluation.n_runs={self.n_runs} must be at least 1")
 
-    def with_scoring(self, extra) -> "EvaluationProtocol":
+    def with_scoring(self, extra) -> EvaluationProtocol:
         """This protocol plus the scorings a method's config asks for (e.g. DGUFS: own_labels)."""
         scoring = tuple(dict.fromkeys([*self.scoring, *(extra or [])]))
         return EvaluationProtocol(n_runs=self.n_runs, kmeans_init=self.kmeans_init,

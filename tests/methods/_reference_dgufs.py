@@ -16,8 +16,13 @@ from types import SimpleNamespace
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ufsbench.methods.dgufs import (_double_centre, m_step, minmax_offdiagonal,
-                                   rank_threshold_psd, similarity_graph)
+from ufsbench.methods.dgufs import (
+    _double_centre,
+    m_step,
+    minmax_offdiagonal,
+    rank_threshold_psd,
+    similarity_graph,
+)
 from ufsbench.numerics import row_norms, sym
 from ufsbench.numerics.linalg import seeded_eigsh
 from ufsbench.numerics.sparsity import l20_project, top_rows

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _reference_dgufs import reference_dgufs
 from sklearn.exceptions import ConvergenceWarning
 
 from ufsbench.errors import UFSBenchError
@@ -12,8 +13,6 @@ from ufsbench.evaluation import clustering_accuracy
 from ufsbench.methods.base import make_selector
 from ufsbench.methods.dgufs import DGUFS, m_step, rank_threshold_psd
 from ufsbench.numerics import l20_project
-
-from _reference_dgufs import reference_dgufs
 
 
 def _blobs(sizes=(20, 30, 40), d=12, n_informative=2, seed=0):

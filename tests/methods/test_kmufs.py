@@ -5,6 +5,7 @@ import itertools
 
 import numpy as np
 import pytest
+from _reference_kmufs import reference_kmufs
 from sklearn.cluster import KMeans
 from sklearn.datasets import load_digits
 from sklearn.exceptions import ConvergenceWarning
@@ -14,8 +15,6 @@ from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
 from ufsbench.methods.kmufs import _FactoredA, _initial_basis
 from ufsbench.numerics.preprocess import zscore
-
-from _reference_kmufs import reference_kmufs
 
 
 def _fit(X, h, k, **params):

@@ -10,8 +10,13 @@ from sklearn.linear_model import lars_path_gram
 from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
-from ufsbench.methods.mcfs import (CardinalityCoefficients, best_step, coefficients_for,
-                                   sparse_spectral_coefficients, spectral_lars_paths)
+from ufsbench.methods.mcfs import (
+    CardinalityCoefficients,
+    best_step,
+    coefficients_for,
+    sparse_spectral_coefficients,
+    spectral_lars_paths,
+)
 from ufsbench.numerics import knn_graph
 from ufsbench.numerics.lars import SparseLarsPath
 from ufsbench.numerics.linalg import eigh_largest

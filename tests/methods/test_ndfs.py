@@ -139,6 +139,7 @@ def test_fit_matches_frozen_reference(data, wide_data, alpha, beta, wide):
 def operator_and_dense_m(X, F_shape_seed, alpha, beta, gamma, wide):
     """(selector, its M operator, the dense n x n M of Eq. (13)) for random D weights."""
     import scipy.sparse as sp
+
     from ufsbench.numerics import knn_graph, laplacian
 
     n, d = X.shape

@@ -5,10 +5,10 @@ import pytest
 
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
-from ufsbench.testing import assert_fit_matches_reference, fits_cache_off_cold_warm
 from ufsbench.methods.rsfs import row_normalised_laplacian
 from ufsbench.numerics import knn_graph
 from ufsbench.numerics.prox import soft_threshold
+from ufsbench.testing import assert_fit_matches_reference, fits_cache_off_cold_warm
 
 
 @pytest.fixture(scope="module")

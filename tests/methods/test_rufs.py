@@ -5,10 +5,9 @@ import pytest
 
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
+from ufsbench.methods.rufs import local_learning_matrix, local_learning_weights, residual_row_norms
 from ufsbench.numerics import row_norms
 from ufsbench.testing import assert_fit_matches_reference, fits_cache_off_cold_warm
-from ufsbench.methods.rufs import (local_learning_matrix, local_learning_weights,
-                                   residual_row_norms)
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,7 @@ import pytest
 from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
-from ufsbench.methods.sf2sog import (SF2SOG, _GramTraceOperator, _preprocess,
-                                     l20_orthogonal_trace_min)
+from ufsbench.methods.sf2sog import SF2SOG, _GramTraceOperator, _preprocess, l20_orthogonal_trace_min
 from ufsbench.numerics import laplacian, sym
 from ufsbench.numerics.adaptive_neighbors import adaptive_neighbor_graph
 from ufsbench.numerics.preprocess import center_unit_norm, zscore

@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _reference_sogfs import sogfs_reference  # noqa: I001 (tests/methods on sys.path)
 from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 
@@ -12,10 +13,7 @@ from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
 from ufsbench.numerics import laplacian, project_simplex_rows, squared_distances, sym
-from ufsbench.numerics.diag_lowrank import (dense_smallest_eigvecs,
-                                            smallest_eigvecs_tied_diag_plus_lowrank)
-
-from _reference_sogfs import sogfs_reference  # noqa: I001 (tests/methods on sys.path)
+from ufsbench.numerics.diag_lowrank import dense_smallest_eigvecs, smallest_eigvecs_tied_diag_plus_lowrank
 
 
 def _blobs(n_per=30, d=12, c=3, seed=0, sep=12.0):
@@ -337,6 +335,7 @@ def test_partial_sort_simplex_projection_equals_full_sort(scale, window):
 
 def test_sparse_laplacian_eigvecs_equal_dense_subset_eigh():
     import scipy.sparse as sp
+
     from ufsbench.numerics import eigh_smallest
     from ufsbench.numerics.laplacian_eig import laplacian_smallest_eigvecs
     X, _ = _blobs(n_per=40, d=6, c=4, seed=5, sep=4.0)
@@ -465,6 +464,7 @@ def test_orl_top100_unchanged_by_round_off_in_the_data(monkeypatch):
     perturbed by 1e-14 (relative) gives the same top-100 features (without the tie tolerance:
     Jaccard 0.89, scores move by up to 0.96). About 15 s."""
     import os
+
     from ufsbench.datasets import load_dataset
     monkeypatch.setenv("UFSBENCH_DATA", os.environ.get("UFSBENCH_DATA", "/work/shared/datasets"))
     ds = load_dataset("orl")

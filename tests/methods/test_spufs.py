@@ -4,14 +4,13 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from _reference_spufs import spufs_reference
 
 from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
 from ufsbench.methods.spufs import SPUFS
 from ufsbench.numerics import l21_reweight, row_norms
-
-from _reference_spufs import spufs_reference
 
 
 @pytest.fixture(scope="module")

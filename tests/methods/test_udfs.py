@@ -9,8 +9,10 @@ from ufsbench.methods.base import make_selector
 from ufsbench.methods.udfs import expected_row_sqnorms
 from ufsbench.numerics import knn_indices, squared_distances
 from ufsbench.numerics.graphs import nearest_neighbors
-from ufsbench.numerics.local_discriminant import (linear_local_discriminant_laplacian,
-                                                  local_discriminant_laplacian)
+from ufsbench.numerics.local_discriminant import (
+    linear_local_discriminant_laplacian,
+    local_discriminant_laplacian,
+)
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,13 @@ from sklearn.exceptions import ConvergenceWarning
 from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
-from ufsbench.methods.ufsol import (graph_gram, indicator_gram, indicator_projection,
-                                    ufsol_laplacian, within_cluster_sse)
+from ufsbench.methods.ufsol import (
+    graph_gram,
+    indicator_gram,
+    indicator_projection,
+    ufsol_laplacian,
+    within_cluster_sse,
+)
 from ufsbench.numerics.triplet import ordinal_laplacian, triplet_weights
 from ufsbench.testing import assert_same_partition
 
@@ -202,7 +207,7 @@ def test_large_n_fit_forms_no_n_by_n_array(monkeypatch):
     real_eye = np.eye
 
     def guarded_eye(N, *args, **kwargs):
-        assert N < n, "an n x n identity was formed"
+        assert n > N, "an n x n identity was formed"
         return real_eye(N, *args, **kwargs)
 
     monkeypatch.setattr(np, "eye", guarded_eye)

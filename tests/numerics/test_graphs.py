@@ -7,10 +7,17 @@ import scipy.sparse as sp
 from scipy.spatial.distance import cdist
 
 from ufsbench.numerics import graphs
-from ufsbench.numerics.graphs import (GRAM_FORM_MIN_FEATURES, connected_components_count,
-                                      knn_graph, knn_indices,
-                                      knn_search, laplacian, nearest_neighbors,
-                                      sparse_knn_graph, squared_distances)
+from ufsbench.numerics.graphs import (
+    GRAM_FORM_MIN_FEATURES,
+    connected_components_count,
+    knn_graph,
+    knn_indices,
+    knn_search,
+    laplacian,
+    nearest_neighbors,
+    sparse_knn_graph,
+    squared_distances,
+)
 
 
 def _datasets():

@@ -7,8 +7,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import lars_path_gram
 
-from ufsbench.numerics.lars import (_cholesky_delete, _min_pos, cardinality,
-                                   lasso_lars_ridge_path)
+from ufsbench.numerics.lars import _cholesky_delete, _min_pos, cardinality, lasso_lars_ridge_path
 
 
 def _sklearn_path(X, y, ridge, max_iter):

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from scipy.sparse.linalg import ArpackNoConvergence
 
 import ufsbench.numerics.lowrank_eig as lowrank_eig

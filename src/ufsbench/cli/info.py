@@ -13,8 +13,15 @@ from ufsbench.errors import UFSBenchError
 # -- report / datasets / methods -------------------------------------------------------------
 def _report(args: list[str]) -> None:
     from ufsbench.evaluation import KMEANS_INITS, NMI_NORMALISATIONS
-    from ufsbench.report import (REPORT_FILES, RULES, SUMMARIES, failed_setting_lines,
-                                 report_tables, stale_note, write_reports)
+    from ufsbench.report import (
+        REPORT_FILES,
+        RULES,
+        SUMMARIES,
+        failed_setting_lines,
+        report_tables,
+        stale_note,
+        write_reports,
+    )
     from ufsbench.results import load_failures, load_results, one_protocol
 
     parser = argparse.ArgumentParser(prog="ufsbench report",

@@ -84,10 +84,19 @@ def _admm_histories(dataset: str = "digits", n_features: int = 20, max_iter: int
 
 def _plot_figures(opts) -> list:
     """(file stem, figure) pairs for the parsed command."""
-    from ufsbench.plots import (admm_figure, cd_figure, convergence_figure,
-                                convergence_records, counts_figure, grid_parameters,
-                                pixels_figure, ranks_caption, results_frame, safe_stem,
-                                sensitivity_figure)
+    from ufsbench.plots import (
+        admm_figure,
+        cd_figure,
+        convergence_figure,
+        convergence_records,
+        counts_figure,
+        grid_parameters,
+        pixels_figure,
+        ranks_caption,
+        results_frame,
+        safe_stem,
+        sensitivity_figure,
+    )
     from ufsbench.report import METRICS
     from ufsbench.stats import rank_methods, rank_table
 

@@ -102,8 +102,7 @@ def _job(cfg, show_table: bool = True) -> tuple[list[tuple[str, dict, str]], dic
 
     from ufsbench.datasets import load_dataset_config
     from ufsbench.paths import default_results_dir
-    from ufsbench.run_config import (check_run, check_runner, method_config_for,
-                                     resolve_feature_counts)
+    from ufsbench.run_config import check_run, check_runner, method_config_for, resolve_feature_counts
     from ufsbench.runner import EvaluationProtocol, plan_tasks, run_sweep
 
     conf = OmegaConf.to_container(cfg, resolve=True)
@@ -191,11 +190,10 @@ def _summarise_failures(failures: list[tuple[str, dict, str]]) -> None:
 
 def _run(overrides: list[str]) -> None:
     import tempfile
+    import time
     from pathlib import Path
 
     import hydra
-
-    import time
 
     overrides = ["skip_failed=true" if o == "--skip-failed" else o for o in overrides]
     failures, shown = [], []  # over every job of a multirun
@@ -295,8 +293,8 @@ def _select(args: list[str]) -> None:
     from ufsbench.datasets import load_dataset_config
     from ufsbench.methods import make_selector, selector_class
     from ufsbench.methods.base import check_setting
-    from ufsbench.results import canonical
     from ufsbench.presets import apply_preset
+    from ufsbench.results import canonical
 
     if any(a in ("-h", "--help") for a in args):
         print("usage: ufsbench select method=<name> dataset=<name or file> [n_features=50] "

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+
 def case_params(case: dict, X: np.ndarray) -> dict:
     params, extra = case["params"], case["extra"]
     init = {"E": extra["init_E0_orth"], "B": extra["init_B0_orth"],

@@ -39,8 +39,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ufsbench.datasets.registry import (first_per_class, git_blob_sha1, record_sha256,
-                                        sidecar_path, where_to_get)
+from ufsbench.datasets.registry import (
+    first_per_class,
+    git_blob_sha1,
+    record_sha256,
+    sidecar_path,
+    where_to_get,
+)
 from ufsbench.errors import DataError
 
 #: OpenML's root (scikit-learn's ``fetch_openml`` uses it too); ``$UFSBENCH_OPENML_URL``

@@ -20,8 +20,13 @@ import numpy as np
 import yaml
 
 from ufsbench.datasets.base import Dataset
-from ufsbench.datasets.files import (FORMATS, check_labels, default_feature_counts,
-                                     read_data_file, resolve_path)
+from ufsbench.datasets.files import (
+    FORMATS,
+    check_labels,
+    default_feature_counts,
+    read_data_file,
+    resolve_path,
+)
 from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import DataError
 from ufsbench.paths import default_data_dir

@@ -1,8 +1,14 @@
 """Unsupervised feature selectors, one module per method, all reachable through ``make_selector``
 and importable by class name (``from ufsbench.methods import LaplacianScore``)."""
 
-from ufsbench.methods.base import (UFSSelector, available_methods, make_selector,
-                                   method_parameters, register, selector_class)
+from ufsbench.methods.base import (
+    UFSSelector,
+    available_methods,
+    make_selector,
+    method_parameters,
+    register,
+    selector_class,
+)
 
 __all__ = ["UFSSelector", "available_methods", "make_selector", "method_parameters", "register",
            "selector_class"]

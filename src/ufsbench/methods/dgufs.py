@@ -40,8 +40,14 @@ from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
-from ufsbench.methods.base import (MEMORY_CONSTRAINT, NON_NEGATIVE, POSITIVE, POSITIVE_INT, UFSSelector,
-                                   register)
+from ufsbench.methods.base import (
+    MEMORY_CONSTRAINT,
+    NON_NEGATIVE,
+    POSITIVE,
+    POSITIVE_INT,
+    UFSSelector,
+    register,
+)
 from ufsbench.numerics import knn_graph, row_norms, squared_distances, sym
 from ufsbench.numerics.linalg import seeded_eigsh
 
@@ -145,9 +151,9 @@ def m_step(Q: np.ndarray, mu: float, variant: str, gamma: float) -> np.ndarray:
         # sqrt(tau) >= 1, so p != 0 iff q > (1 + tau)/2, and then p = min(q, 1) = 1.
         tau = 2.0 * gamma / mu
         if tau < 1.0:
-            M = np.where(Q > np.sqrt(tau), np.minimum(Q, 1.0), 0.0)
+            M = np.where(np.sqrt(tau) < Q, np.minimum(Q, 1.0), 0.0)
         else:
-            M = (Q > 0.5 * (1.0 + tau)).astype(float)
+            M = (0.5 * (1.0 + tau) < Q).astype(float)
     np.fill_diagonal(M, 1.0)                                            # M = M' - diag(M') + I
     return M
 
@@ -547,7 +553,7 @@ class DGUFS(UFSSelector):
             return self.mu
         return self.mu0
 
-    def _y_step(self, rows: "_ActiveRows", Z: np.ndarray, state: "_State", beta: float):
+    def _y_step(self, rows: _ActiveRows, Z: np.ndarray, state: _State, beta: float):
         """Eq. (8) by Theorem 1: keep the m largest rows of U (U = 0 off rows.idx)."""
         if state.L_zero:
             U = Z + rows.Lam / state.mu
@@ -558,7 +564,7 @@ class DGUFS(UFSSelector):
         Y[y_loc] = U[y_loc]
         return Y, y_loc
 
-    def _z_step(self, rows: "_ActiveRows", Y: np.ndarray, y_loc: np.ndarray, state: "_State",
+    def _z_step(self, rows: _ActiveRows, Y: np.ndarray, y_loc: np.ndarray, state: _State,
                 beta: float) -> np.ndarray:
         """Eq. (9): X - Z keeps the d - m largest rows of V (V = X off rows.idx)."""
         Xb = rows.Xt[rows.idx]
@@ -572,7 +578,7 @@ class DGUFS(UFSSelector):
         Z[dropped] = Xb[dropped]
         return Z
 
-    def _l_step(self, M, Y, y_loc, Z, S, state: "_State", beta: float, it: int, mu0: float):
+    def _l_step(self, M, Y, y_loc, Z, S, state: _State, beta: float, it: int, mu0: float):
         """Theorem 2 with A = M + ((1-beta) H Y^T Z H + beta S - Lambda2) / mu (the authors'
         code min-max scales H Y^T Z H and A first: ``affinity_scaling="minmax"``)."""
         if self.affinity_scaling == "none" and self._L_certainly_zero(M, Y[y_loc], Z[y_loc],
@@ -596,7 +602,7 @@ class DGUFS(UFSSelector):
                 f"(default 1.0)")
         return rank_threshold_psd(A, 2.0 * self.alpha / state.mu)
 
-    def _L_certainly_zero(self, M, Ys, Zs, state: "_State", beta: float) -> bool:
+    def _L_certainly_zero(self, M, Ys, Zs, state: _State, beta: float) -> bool:
         """Whether no eigenvalue of sym(A) exceeds sqrt(2 alpha / mu), shown without forming A:
         A = B + C with B = M + (beta S - Lambda2) / mu symmetric (M, S, Lambda2 are) and
         C = (1-beta) H Y^T Z H / mu of rank <= m, so lambda_max(sym A) <= Gershgorin(B) +
@@ -617,7 +623,7 @@ class DGUFS(UFSSelector):
             return True
         return bool(B.min() >= 0.0) and perron_root_at_most(B, bound - low_rank, state)
 
-    def _finish(self, rows: "_ActiveRows", state: "_State", history: "_History", m: int,
+    def _finish(self, rows: _ActiveRows, state: _State, history: _History, m: int,
                 d: int) -> None:
         Y = rows.full(rows.Y)
         nonzero = int(np.count_nonzero(row_norms(Y) > 0))

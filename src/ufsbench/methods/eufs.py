@@ -10,8 +10,14 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
 from ufsbench.cache import cached_call
-from ufsbench.methods.base import (MEMORY_CONSTRAINT, NON_NEGATIVE, POSITIVE, POSITIVE_INT, UFSSelector,
-                                   register)
+from ufsbench.methods.base import (
+    MEMORY_CONSTRAINT,
+    NON_NEGATIVE,
+    POSITIVE,
+    POSITIVE_INT,
+    UFSSelector,
+    register,
+)
 from ufsbench.numerics import knn_graph, l21_norm, laplacian, orthonormal_polar, row_norms
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
 from ufsbench.numerics.prox import row_shrink

@@ -14,8 +14,14 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
-from ufsbench.methods.base import (MEMORY_CONSTRAINT, NON_NEGATIVE, POSITIVE, POSITIVE_INT, UFSSelector,
-                                   register)
+from ufsbench.methods.base import (
+    MEMORY_CONSTRAINT,
+    NON_NEGATIVE,
+    POSITIVE,
+    POSITIVE_INT,
+    UFSSelector,
+    register,
+)
 from ufsbench.numerics import knn_indices, row_norms, squared_distances
 from ufsbench.numerics.local_discriminant import local_discriminant_laplacian
 from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part

@@ -39,10 +39,8 @@ from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
-from ufsbench.methods.base import (MEMORY_CONSTRAINT, NON_NEGATIVE, POSITIVE_INT, UFSSelector,
-                                   register)
-from ufsbench.numerics import knn_graph, ranking_from_scores
-from ufsbench.numerics import graphs
+from ufsbench.methods.base import MEMORY_CONSTRAINT, NON_NEGATIVE, POSITIVE_INT, UFSSelector, register
+from ufsbench.numerics import graphs, knn_graph, ranking_from_scores
 from ufsbench.numerics.lars import ROUNDOFF_ZERO, SparseLarsPath, lasso_lars_ridge_path
 from ufsbench.numerics.spectral import generalized_spectral_embedding
 
@@ -374,7 +372,7 @@ class MCFS(UFSSelector):
 
     def _check_parameter_relations(self) -> None:
         h, P = self.n_features_to_select, self.path_cardinality
-        if h is not None and P is not None and P < h:
+        if h is not None and P is not None and h > P:
             raise self._invalid(f"path_cardinality={P} must be at least n_features_to_select={h} "
                                 f"(the path must reach the count it serves)")
 
@@ -390,7 +388,7 @@ class MCFS(UFSSelector):
         """K, the number of eigenvectors: at most n - 1, as the constant one is dropped."""
         given = self._n_components_param()
         K = self.n_clusters_ if given is None else given
-        if K > n - 1:
+        if n - 1 < K:
             given = (f"n_components={K}" if given is not None
                      else f"n_components=None takes n_clusters={K}, which")
             raise UFSBenchError(f"MCFS: {given} must be at most n_samples - 1 = {n - 1} (the "
@@ -402,7 +400,7 @@ class MCFS(UFSSelector):
         K = self._n_eigenvectors(n)
         h = self.n_features_to_select_
         P = self.path_cardinality
-        if P is not None and P < h:
+        if P is not None and h > P:
             raise UFSBenchError(f"MCFS: path_cardinality={P} must be at least the "
                                 f"{h} features to select")
         self.embedding_, self.eigenvalues_ = generalized_spectral_embedding(

@@ -36,8 +36,9 @@ starts, given as ``init``, make the start the same partition (``ufsbench.conform
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from numbers import Real
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -45,14 +46,19 @@ from scipy import linalg as sla
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import DEFAULT_MIN_CELLS, cached_call, memory_location
-from ufsbench.methods.base import (MEMORY_CONSTRAINT, NON_NEGATIVE, POSITIVE, POSITIVE_INT, UFSSelector,
-                                   register)
+from ufsbench.methods.base import (
+    MEMORY_CONSTRAINT,
+    NON_NEGATIVE,
+    POSITIVE,
+    POSITIVE_INT,
+    UFSSelector,
+    register,
+)
 from ufsbench.numerics import graphs, knn_graph, l21_reweight, laplacian, row_norms, sym
 from ufsbench.numerics.gram_solve import solve_psd
 from ufsbench.numerics.irls import SOLVER_METHODS, smoothed_l21_norm
 from ufsbench.numerics.nmf import multiplicative_step
-from ufsbench.numerics.spectral import (orthogonality_penalty, spectral_soft_indicator,
-                                        unit_columns)
+from ufsbench.numerics.spectral import orthogonality_penalty, spectral_soft_indicator, unit_columns
 
 #: MATLAB's eps, the smoothing of the authors' reweighting 0.5 / sqrt(||w^i||^2 + eps).
 MATLAB_EPS = float(np.finfo(float).eps)

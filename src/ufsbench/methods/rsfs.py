@@ -9,15 +9,20 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call, cached_seeded_call
-from ufsbench.methods.base import (MEMORY_CONSTRAINT, NON_NEGATIVE, POSITIVE, POSITIVE_INT, UFSSelector,
-                                   register)
+from ufsbench.methods.base import (
+    MEMORY_CONSTRAINT,
+    NON_NEGATIVE,
+    POSITIVE,
+    POSITIVE_INT,
+    UFSSelector,
+    register,
+)
 from ufsbench.numerics import knn_graph, l21_reweight, laplacian, row_norms
 from ufsbench.numerics.gram_solve import data_gram, data_outer_gram, solve_gram_plus_diag
 from ufsbench.numerics.irls import SOLVER_METHODS, smoothed_l21_norm
 from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
 from ufsbench.numerics.prox import soft_threshold
-from ufsbench.numerics.spectral import (orthogonality_penalty, spectral_soft_indicator,
-                                        unit_columns)
+from ufsbench.numerics.spectral import orthogonality_penalty, spectral_soft_indicator, unit_columns
 
 
 def row_normalised_laplacian(S: np.ndarray) -> np.ndarray:

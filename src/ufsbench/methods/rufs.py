@@ -48,16 +48,26 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call, cached_seeded_call, memory_location
-from ufsbench.methods.base import (MEMORY_CONSTRAINT, NON_NEGATIVE, POSITIVE, POSITIVE_INT, UFSSelector,
-                                   register)
+from ufsbench.methods.base import (
+    MEMORY_CONSTRAINT,
+    NON_NEGATIVE,
+    POSITIVE,
+    POSITIVE_INT,
+    UFSSelector,
+    register,
+)
 from ufsbench.numerics import l21_reweight, laplacian, row_norms
-from ufsbench.numerics.graphs import sq_distances_at, nearest_neighbors, sparse_knn_graph
-from ufsbench.numerics.indicators import kmeans_scaled_indicator
 from ufsbench.numerics.gram_solve import solve_gram_plus_diag
+from ufsbench.numerics.graphs import nearest_neighbors, sparse_knn_graph, sq_distances_at
+from ufsbench.numerics.indicators import kmeans_scaled_indicator
 from ufsbench.numerics.irls import smoothed_l21_norm, smoothed_row_norms
 from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
-from ufsbench.numerics.spectral import (kmeans_from_sample_starts, scaled_indicator,
-                                        spectral_clustering_labels, spectral_soft_indicator)
+from ufsbench.numerics.spectral import (
+    kmeans_from_sample_starts,
+    scaled_indicator,
+    spectral_clustering_labels,
+    spectral_soft_indicator,
+)
 
 
 def local_learning_weights(X: np.ndarray, k: int = 5, lambda_r: float = 0.1,

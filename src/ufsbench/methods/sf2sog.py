@@ -13,9 +13,19 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, register
-from ufsbench.numerics import (eigh_largest, eigh_smallest, l20_project, laplacian,
-                               orthonormal_polar, project_simplex_rows, ranking_from_scores,
-                               row_norms, squared_distances, sym, top_rows)
+from ufsbench.numerics import (
+    eigh_largest,
+    eigh_smallest,
+    l20_project,
+    laplacian,
+    orthonormal_polar,
+    project_simplex_rows,
+    ranking_from_scores,
+    row_norms,
+    squared_distances,
+    sym,
+    top_rows,
+)
 from ufsbench.numerics.adaptive_neighbors import adaptive_neighbor_graph
 from ufsbench.numerics.preprocess import center_unit_norm, zscore
 

@@ -12,15 +12,21 @@ from sklearn.utils._param_validation import Hidden, Interval, RealNotInt, StrOpt
 from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, register
-from ufsbench.numerics import (knn_indices, l21_norm,
-                               l21_reweight, laplacian, project_simplex_rows, row_norms,
-                               smallest_eigvecs_diag_plus_lowrank, squared_distances, sym)
+from ufsbench.numerics import (
+    knn_indices,
+    l21_norm,
+    l21_reweight,
+    laplacian,
+    project_simplex_rows,
+    row_norms,
+    smallest_eigvecs_diag_plus_lowrank,
+    squared_distances,
+    sym,
+)
 from ufsbench.numerics.adaptive_neighbors import adaptive_neighbor_graph
-from ufsbench.numerics.diag_lowrank import (dense_smallest_eigvecs,
-                                            smallest_eigvecs_tied_diag_plus_lowrank)
+from ufsbench.numerics.diag_lowrank import dense_smallest_eigvecs, smallest_eigvecs_tied_diag_plus_lowrank
 from ufsbench.numerics.graphs import connected_component_labels
-from ufsbench.numerics.laplacian_eig import (canonical_null_space_vectors,
-                                             component_smallest_eigvecs)
+from ufsbench.numerics.laplacian_eig import canonical_null_space_vectors, component_smallest_eigvecs
 from ufsbench.numerics.preprocess import center_unit_norm
 from ufsbench.numerics.simplex import FIRST_WINDOW, project_simplex_rows_sparse
 

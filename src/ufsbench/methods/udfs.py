@@ -53,6 +53,7 @@ from ufsbench.numerics.irls import smoothed_l21_norm
 from ufsbench.numerics.local_discriminant import linear_local_discriminant_laplacian
 from ufsbench.numerics.lowrank_eig import smallest_eigh_shift_invert
 
+
 def local_discriminant_matrix(X: np.ndarray, k: int, lam: float):
     """L_loc of Eqs. (4)-(9) from the kNN sets of X: depends on (X, k, lam) only, so a grid sweep
     reads it from the disk cache (ufsbench.cache) instead of rebuilding it for every gamma."""

@@ -184,7 +184,7 @@ def smallest_eigvecs_tied_diag_plus_lowrank(
         return vals, vecs, "dense"
     bases = [_range_basis(U[T], rtol) for T in groups]
     R = sum(Y.shape[1] for Y in bases)
-    if R > max_reduced_fraction * d:
+    if max_reduced_fraction * d < R:
         G = np.diag(diag) + U @ K @ U.T
         vals, vecs = dense_smallest_eigvecs(G, k)
         return vals, vecs, "dense"

@@ -162,7 +162,7 @@ def connected_component_labels(S, tol: float = 0.0) -> tuple[int, np.ndarray]:
 
     if sp.issparse(S):
         A = abs(sp.csr_matrix(S))
-        adjacency = (A > tol).astype(np.int8)
+        adjacency = (tol < A).astype(np.int8)
         adjacency = adjacency + adjacency.T
     else:
         adjacency = (np.abs(S) > tol) | (np.abs(S.T) > tol)

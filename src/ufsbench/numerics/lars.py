@@ -52,7 +52,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg
-from scipy.linalg.lapack import dpotrs as _potrs, dtrtrs as _trtrs
+from scipy.linalg.lapack import dpotrs as _potrs
+from scipy.linalg.lapack import dtrtrs as _trtrs
 
 _TINY32 = np.finfo(np.float32).tiny
 _EQUALITY_TOL = np.finfo(np.float32).eps
@@ -83,7 +84,7 @@ class SparseLarsPath:
         return len(self.coefs)
 
     @classmethod
-    def from_dense(cls, alphas: np.ndarray, path: np.ndarray) -> "SparseLarsPath":
+    def from_dense(cls, alphas: np.ndarray, path: np.ndarray) -> SparseLarsPath:
         """The sparse form of a dense (n_features, n_steps) path (scikit-learn's output)."""
         active = [np.flatnonzero(path[:, s]) for s in range(path.shape[1])]
         return cls(n_features=path.shape[0], alphas=np.asarray(alphas), active=active,

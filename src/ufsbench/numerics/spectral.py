@@ -21,10 +21,15 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from ufsbench.numerics.litekmeans import litekmeans
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
-from ufsbench.numerics.linalg import (DEGENERATE_TOL, canonical_eigenbasis, eigh_largest,
-                                      eigh_smallest, seeded_eigsh)
+from ufsbench.numerics.linalg import (
+    DEGENERATE_TOL,
+    canonical_eigenbasis,
+    eigh_largest,
+    eigh_smallest,
+    seeded_eigsh,
+)
+from ufsbench.numerics.litekmeans import litekmeans
 
 #: Relative accuracy of the Lanczos eigenpairs on the sparse (large-n) path.
 SPARSE_EIG_TOL = 1e-10

@@ -25,8 +25,13 @@ import pandas as pd
 
 from ufsbench.errors import UFSBenchError
 from ufsbench.reproduce.diagnosis import note_failures
-from ufsbench.reproduce.experiments import (PAPERS, default_out_dir, load_experiment,
-                                            load_published, report_protocol)
+from ufsbench.reproduce.experiments import (
+    PAPERS,
+    default_out_dir,
+    load_experiment,
+    load_published,
+    report_protocol,
+)
 from ufsbench.reproduce.render import write_outputs
 from ufsbench.reproduce.rules import CELL_COLUMNS, compare, mark_chance_level, table_entries
 
@@ -184,7 +189,7 @@ def _provenance(records: pd.DataFrame) -> str:
         with open(path) as fh:
             commits.add(((json.load(fh).get("env") or {}).get("git_commit") or "unknown")[:7])
         times.append(os.path.getmtime(path))
-    first, last = (_dt.datetime.fromtimestamp(t, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
+    first, last = (_dt.datetime.fromtimestamp(t, _dt.UTC).strftime("%Y-%m-%d %H:%M")
                    for t in (min(times), max(times)))
     return (f"{len(records)} records (K-means only, no fits) written from {first} to {last} "
             f"UTC at commit {', '.join(sorted(commits))}")

@@ -16,8 +16,14 @@ import time
 import numpy as np
 import pandas as pd
 
-from ufsbench.reproduce.experiments import (check_methods, dataset_gap, experiment_tasks,
-                                            load_experiment, selected_datasets, selected_methods)
+from ufsbench.reproduce.experiments import (
+    check_methods,
+    dataset_gap,
+    experiment_tasks,
+    load_experiment,
+    selected_datasets,
+    selected_methods,
+)
 
 
 def plan_summary(names: list[str], results_dir: str, data_dir=None, thin: int = 1,

@@ -25,7 +25,6 @@ import yaml
 from ufsbench.errors import DataError, UFSBenchError
 from ufsbench.paths import config_dir, repository_dir
 
-
 #: The papers reproduced (``--paper all``), each with ``configs/experiment/<paper>.yaml``.
 PAPERS = ("ufsol", "sogfs", "dgufs", "scfs", "kmufs")
 

@@ -19,10 +19,16 @@ import pandas as pd
 
 from ufsbench.methods.base import keeps_all_features
 from ufsbench.reproduce.diagnosis import candidate_causes, table_summary
-from ufsbench.reproduce.experiments import (PAPERS, dataset_counts, dataset_gap, is_reconstructed,
-                                            method_gap, row_scorings, thin_text)
-from ufsbench.reproduce.rules import (CELL_COLUMNS, PICK_NOTE_PREFIXES, record_runs, row_records,
-                                      summarise)
+from ufsbench.reproduce.experiments import (
+    PAPERS,
+    dataset_counts,
+    dataset_gap,
+    is_reconstructed,
+    method_gap,
+    row_scorings,
+    thin_text,
+)
+from ufsbench.reproduce.rules import CELL_COLUMNS, PICK_NOTE_PREFIXES, record_runs, row_records, summarise
 
 
 def _fmt(mean, std, m=None) -> str:

@@ -14,11 +14,18 @@ import json
 import numpy as np
 import pandas as pd
 
-from ufsbench.reproduce.experiments import (dataset_counts, dataset_gap, is_reconstructed,
-                                            load_published, method_gap, middle_count,
-                                            registry_n_features, row_method_config, row_scorings,
-                                            selected_datasets)
-
+from ufsbench.reproduce.experiments import (
+    dataset_counts,
+    dataset_gap,
+    is_reconstructed,
+    load_published,
+    method_gap,
+    middle_count,
+    registry_n_features,
+    row_method_config,
+    row_scorings,
+    selected_datasets,
+)
 
 #: The columns of a comparison (:func:`compare`): one row per published cell and scoring.
 CELL_COLUMNS = ["paper", "table", "metric", "dataset", "method", "published_mean", "published_std",
