@@ -427,10 +427,11 @@ def test_cg_that_does_not_converge_hands_over_to_cholesky(monkeypatch):
     W, _ = step(G, d)
     assert calls == [1]
     np.testing.assert_allclose(W, scfs_w_step(X, G, d, 1.0, 1e-4, "dual"), rtol=1e-7, atol=1e-12)
+    step(G, 2 * d)                                     # warm-started CG fails too ...
     tried = []
     monkeypatch.setattr(step, "_cg", lambda *args: tried.append(1))
-    step(G, 2 * d)                                     # the fit's later steps: Cholesky only
-    assert calls == [1, 1] and tried == []
+    step(G, 3 * d)                                     # ... so the later steps: Cholesky only
+    assert calls == [1, 1, 1] and tried == []
 
 
 def test_sparse_data_fit_equals_the_dense_fit(data, monkeypatch):

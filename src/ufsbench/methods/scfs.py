@@ -113,8 +113,9 @@ class WStep:
       by conjugate gradients with the Jacobi preconditioner, started from the previous step's Y
       (D changes little between iterations: 7-8 CG steps per W-step on BASEHOCK at the default)
       and run to a relative residual of ``CG_RTOL`` per column; O(nnz c) per CG step for a sparse
-      X, no n x n array. Where ``CG_MAX_ITER`` steps do not reach it (beta / alpha <= 1e-8 on
-      BASEHOCK) that step and every later one of the fit are solved by Cholesky instead.
+      X, no n x n array. Where ``CG_MAX_ITER`` steps do not reach it the step is solved by
+      Cholesky instead, and every later one too once a warm-started CG has failed (beta / alpha
+      = 1e-8 on BASEHOCK).
     * "auto": "primal" when p <= n, else "cg" for a sparse X (:func:`sparse_form`), else "dual".
     """
 
@@ -129,8 +130,9 @@ class WStep:
             self.XT = Xop.T.tocsr() if sparse.issparse(Xop) else Xop.T
             self.X2 = Xop.multiply(Xop).tocsr() if sparse.issparse(Xop) else Xop * Xop
             self.Y = np.zeros((n, 0))
-            # beta / alpha, fixed in a fit, sets the system's conditioning: once CG has not
-            # converged, the rest of the fit goes straight to Cholesky.
+            # beta / alpha, fixed in a fit, sets the system's conditioning: once CG started
+            # from the previous solution has not converged, the rest of the fit goes straight
+            # to Cholesky (a first, cold start may need more steps than the cap).
             self.cg_converges = True
 
     def __call__(self, G: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -144,8 +146,9 @@ class WStep:
         inv = 1.0 / reg
         Y = None
         if self.cg_converges:
-            Y = self._cg(G, inv, self.Y if self.Y.shape == G.shape else np.zeros_like(G))
-            self.cg_converges = Y is not None
+            warm = self.Y.shape == G.shape
+            Y = self._cg(G, inv, self.Y if warm else np.zeros_like(G))
+            self.cg_converges = Y is not None or not warm
         if Y is None:
             Z = self.Xop @ sparse.diags(np.sqrt(inv)) if sparse.issparse(self.Xop) \
                 else self.Xop * np.sqrt(inv)
