@@ -67,7 +67,7 @@ def _skfeature() -> dict:
 def theirs(method: str, X: np.ndarray, c: int, m: int) -> np.ndarray:
     """scikit-feature's top-m feature indices for ``method`` (its own graph built inside)."""
     sk = _skfeature()
-    np.random.seed(0)  # NDFS's K-means++ start draws from the global state
+    np.random.seed(0)  # noqa: NPY002 - scikit-feature's NDFS draws its K-means++ start from the global state
     if method == "udfs":
         return sk["udfs"](X, gamma=1.0, k=5, n_clusters=c, mode="index")[:m]
     graph = sk["graph"](X, metric="euclidean", neighbor_mode="knn", weight_mode="binary", k=5)

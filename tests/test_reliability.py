@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -482,7 +483,7 @@ def test_grid_extremes_and_smoke(monkeypatch):
 def _process(pid):
     """(state, parent pid, start time) of a process from /proc, None when there is none."""
     try:
-        text = open(f"/proc/{pid}/stat").read()
+        text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     fields = text[text.rindex(")") + 2:].split()  # the command name may hold spaces

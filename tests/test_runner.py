@@ -213,7 +213,7 @@ def test_fit_warnings_are_recorded_not_printed(tmp_path, recwarn):
     original = LaplacianScore._fit
 
     def noisy_fit(self, X):
-        _warnings.warn("inner K-means found fewer clusters", UserWarning)
+        _warnings.warn("inner K-means found fewer clusters", UserWarning, stacklevel=2)
         original(self, X)
 
     data = load_dataset("synthetic")

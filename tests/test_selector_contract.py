@@ -44,7 +44,7 @@ def test_config_matches_the_selector(name):
     settings = expand_grid(cfg)  # raises on a parameter the selector does not have
     assert settings and all(isinstance(s, dict) for s in settings)
     for setting in settings:  # YAML 1.1 pitfall: 1e6 without a dot can load as the string "1e6"
-        for key, value in setting.items():
+        for value in setting.values():
             if isinstance(value, str):
                 with pytest.raises(ValueError):
                     float(value)

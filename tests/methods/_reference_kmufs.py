@@ -38,7 +38,7 @@ def reference_kmufs(X, n_features_to_select, n_clusters, mu0=0.1, rho=1.05, mu_m
     mu = float(mu0) if bilinear else sigma[0] ** 2 + float(mu0)
     objective, v_norms, residuals = [], [], []
     support, stable, converged, t = None, 0, False, 0
-    for t in range(1, max_iter + 1):
+    for t in range(1, max_iter + 1):  # noqa: B007 - t counts the iterations run
         B, C = U - Omega / mu, W - Gamma / mu
         if bilinear:
             D = A @ U + mu * (B + C)                                   # Eq. (28)

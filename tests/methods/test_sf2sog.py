@@ -87,7 +87,7 @@ def test_closed_form_h_equals_m_matches_brute_force():
 def test_w_step_bounds_for_h_greater_than_m():
     """Never worse than the diagonal start; never below the brute-force optimum."""
     rng = np.random.default_rng(1)
-    for trial in range(5):
+    for _ in range(5):
         A = rng.standard_normal((8, 8))
         M = A @ A.T
         W, rows, value = l20_orthogonal_trace_min(M, h=4, m=2)

@@ -203,7 +203,7 @@ class KMeansUFS(UFSSelector):
         mu = float(self.mu0) if bilinear else lambda_1 + float(self.mu0)
         objective, v_norms, residuals = [], [], []
         support, stable, converged, t = None, 0, False, 0
-        for t in range(1, self.max_iter + 1):
+        for t in range(1, self.max_iter + 1):  # noqa: B007 - t counts the iterations run
             # Omega/mu, Gamma/mu, V - U and V - W are each formed once (the same arithmetic as
             # the equations; the p x h passes, not flops, are the cost of these lines).
             Om, Gm = Omega / mu, Gamma / mu

@@ -60,7 +60,7 @@ def _replicate(Y, y_sq, k, start, max_iter):
     rows = np.arange(n)
     centres = Y[start].copy()
     labels = np.full(n, -1)
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 - it tells whether the cap ended the passes
         previous = labels
         # ||c||^2 - 2 x.c: the squared distance without the sample's own ||x||^2
         partial = np.einsum("ij,ij->i", centres, centres)[None, :] - 2.0 * (Y @ centres.T)
