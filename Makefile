@@ -12,7 +12,7 @@ SCHEDULER ?=
 METHODS ?=
 PROFILE ?= small
 
-.PHONY: install test test-slow reproduce-tables bench lint smoke-all
+.PHONY: install test test-slow reproduce-tables bench lint typecheck smoke-all
 
 install:
 	$(PYTHON) -m pip install -e ".[dev]"
@@ -33,7 +33,10 @@ bench:
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(PYTHON) benchmarks/run_all.py --profile $(PROFILE)
 
 lint:
-	$(PYTHON) -m ruff check src tests scripts benchmarks
+	$(PYTHON) -m ruff check src tests scripts benchmarks docs/_scripts
+
+typecheck:
+	$(PYTHON) -m mypy
 
 # Every method on every data set present, at its grid's extreme values and extreme feature counts:
 # each fit must return exactly the requested number of distinct features and no NaN score.

@@ -11,8 +11,14 @@ from scipy import sparse
 from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector, method_parameters
-from ufsbench.methods.scfs import (SCFS, negative_part_of_B, scfs_objective, scfs_start,
-                                   scfs_w_step, split_gradient)
+from ufsbench.methods.scfs import (
+    SCFS,
+    negative_part_of_B,
+    scfs_objective,
+    scfs_start,
+    scfs_w_step,
+    split_gradient,
+)
 
 CONFIG = Path(__file__).resolve().parents[2] / "src" / "ufsbench" / "configs" / "method" / "scfs.yaml"
 

@@ -46,8 +46,8 @@ from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import POSITIVE_INT, UFSSelector, register
 from ufsbench.numerics import l21_norm, l21_reweight, row_norms
-from ufsbench.numerics.indicators import kmeans_scaled_indicator
 from ufsbench.numerics.gram_solve import data_gram, solve_gram_plus_diag, solve_psd
+from ufsbench.numerics.indicators import kmeans_scaled_indicator
 from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
 
 UPDATES = ("split", "printed")
