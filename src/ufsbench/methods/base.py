@@ -151,6 +151,30 @@ class UFSSelector(SelectorMixin, BaseEstimator):
         """Raise :class:`InvalidSelectorParameterError` when parameters that are each valid
         contradict each other (e.g. a start above its cap). Needs no data; none by default."""
 
+    def _check_sample_starts(self, init, name: str = "init") -> None:
+        """Recorded K-means starts (``init``: one row of n_clusters distinct sample indices per
+        start, as the authors' code drew them), checked without data; None passes."""
+        if init is None:
+            return
+        starts = np.asarray(init)
+        if (starts.ndim != 2 or starts.shape[0] < 1 or starts.shape[1] != self.n_clusters
+                or not np.issubdtype(starts.dtype, np.integer) or starts.min() < 0):
+            raise self._invalid(f"{name} must be sample indices, one row of n_clusters="
+                                f"{self.n_clusters} non-negative integers per K-means start; "
+                                f"got an array of shape {starts.shape} and dtype {starts.dtype}")
+        if any(np.unique(row).size != row.size for row in starts):
+            raise self._invalid(f"{name}: the starts of one K-means run must be distinct samples")
+
+    def _sample_starts(self, init, n: int, name: str = "init") -> np.ndarray | None:
+        """Recorded K-means starts as an int array, checked against the n samples of X (None
+        when not given)."""
+        if init is None:
+            return None
+        starts = np.asarray(init, dtype=np.intp)
+        if starts.max() >= n:
+            raise self._invalid(f"{name} holds sample index {starts.max()}, but X has {n} samples")
+        return starts
+
     def _invalid(self, message: str) -> InvalidSelectorParameterError:
         """The error a relation check raises: ``"<Class>: <message>"``."""
         return InvalidSelectorParameterError(f"{type(self).__name__}: {message}")

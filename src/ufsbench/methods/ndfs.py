@@ -335,25 +335,7 @@ class NDFS(UFSSelector):
         self.memory = memory
 
     def _check_parameter_relations(self) -> None:
-        if self.init is None:
-            return
-        starts = np.asarray(self.init)
-        if (starts.ndim != 2 or starts.shape[0] < 1 or starts.shape[1] != self.n_clusters
-                or not np.issubdtype(starts.dtype, np.integer) or starts.min() < 0):
-            raise self._invalid(f"init must be sample indices, one row of n_clusters="
-                                f"{self.n_clusters} non-negative integers per K-means start; "
-                                f"got an array of shape {starts.shape} and dtype {starts.dtype}")
-        if any(np.unique(row).size != row.size for row in starts):
-            raise self._invalid("init: the starts of one K-means run must be distinct samples")
-
-    def _starts(self, n: int) -> np.ndarray | None:
-        """``init`` as an int array, checked against the n samples of X (None when not given)."""
-        if self.init is None:
-            return None
-        starts = np.asarray(self.init, dtype=np.intp)
-        if starts.max() >= n:
-            raise self._invalid(f"init holds sample index {starts.max()}, but X has {n} samples")
-        return starts
+        self._check_sample_starts(self.init)
 
     def objective(self, X, F, W, L) -> float:
         """J(F, W) of the docstring, the quantity recorded in ``objective_history_``."""
@@ -367,7 +349,8 @@ class NDFS(UFSSelector):
         with an integer seed a grid sweep reads them from ``memory``: the n x n eigensolve
         and the K-means restarts run once per data set instead of once per grid point."""
         seed = self.random_state
-        how = dict(start=self.start, n_init=int(self.n_init), starts=self._starts(X.shape[0]))
+        how = dict(start=self.start, n_init=int(self.n_init),
+                   starts=self._sample_starts(self.init, X.shape[0]))
         if (isinstance(seed, (int, np.integer)) and memory_location(self.memory) is not None
                 and X.size >= DEFAULT_MIN_CELLS):
             return cached_call(self.memory, spectral_start, X, k=self._graph_k(X.shape[0]),

@@ -463,25 +463,7 @@ class RUFS(UFSSelector):
             raise self._invalid(f"gamma_f={self.gamma_f!r} and mu={self.mu!r} are terms of "
                                 f"Qian's code, which only solver='lbfgs' minimises; use "
                                 f"gamma_f=0 and mu=0 with solver='irls'")
-        if self.init is None:
-            return
-        starts = np.asarray(self.init)
-        if (starts.ndim != 2 or starts.shape[0] < 1 or starts.shape[1] != self.n_clusters
-                or not np.issubdtype(starts.dtype, np.integer) or starts.min() < 0):
-            raise self._invalid(f"init must be sample indices, one row of n_clusters="
-                                f"{self.n_clusters} non-negative integers per K-means start; "
-                                f"got an array of shape {starts.shape} and dtype {starts.dtype}")
-        if any(np.unique(row).size != row.size for row in starts):
-            raise self._invalid("init: the starts of one K-means run must be distinct samples")
-
-    def _starts(self, n: int) -> np.ndarray | None:
-        """``init`` as an int array, checked against the n samples of X (None when not given)."""
-        if self.init is None:
-            return None
-        starts = np.asarray(self.init, dtype=np.intp)
-        if starts.max() >= n:
-            raise self._invalid(f"init holds sample index {starts.max()}, but X has {n} samples")
-        return starts
+        self._check_sample_starts(self.init)
 
     def graph_matrix(self, X: np.ndarray) -> sp.csr_matrix:
         """The n x n PSD regulariser L of the nu-term (local learning or normalised kNN), sparse
@@ -594,7 +576,8 @@ class RUFS(UFSSelector):
         """(G0, F0) from the start the parameters name (:func:`start_labels`,
         :func:`factors_from_labels`); the partition is kept as ``init_labels_``."""
         c = self.n_clusters_
-        self.init_labels_ = start_labels(X, L, c, self.clustering, self._starts(X.shape[0]),
+        starts = self._sample_starts(self.init, X.shape[0])
+        self.init_labels_ = start_labels(X, L, c, self.clustering, starts,
                                          self.random_state, int(self.n_init))
         return factors_from_labels(X, self.init_labels_, c, self.start)
 
