@@ -37,7 +37,7 @@ def test_report_csv_to_the_terminal_is_one_tidy_table(store, capsys):
     assert list(frame.columns[:2]) == ["metric", "rule"]
     assert out.out.count("metric,rule,") == 1          # one header, not one per block
     assert set(zip(frame["metric"], frame["rule"])) == {
-        (m, r) for m in ("acc", "nmi") for r in ("paper", "default")}
+        (m, r) for m in ("acc", "nmi") for r in ("paper", "label_free")}
     # a row per (metric, rule, data set, method): under the papers' rule 2 x 2 x 2
     assert (frame["rule"] == "paper").sum() == 8
     assert not frame.duplicated(["metric", "rule", "dataset", "method"]).any()
@@ -48,9 +48,9 @@ def test_report_csv_to_the_terminal_is_one_tidy_table(store, capsys):
 
 def test_report_csv_keeps_the_metric_and_rule_asked_for(store, capsys):
     out = _run(capsys, "report", "--results-dir", str(store), "--format", "csv",
-               "--metric", "nmi", "--rule", "default")
+               "--metric", "nmi", "--rule", "label_free")
     frame = pd.read_csv(io.StringIO(out.out))
-    assert set(frame["metric"]) == {"nmi"} and set(frame["rule"]) == {"default"}
+    assert set(frame["metric"]) == {"nmi"} and set(frame["rule"]) == {"label_free"}
 
 
 @pytest.mark.parametrize("fmt, written", [
@@ -173,3 +173,14 @@ def test_outputs_of_the_readme_commands_are_ignored_by_git():
                              text=True).stdout.split()
     assert tracked and not subprocess.run(["git", "check-ignore", "--no-index", *tracked],
                                           cwd=root, capture_output=True, text=True).stdout.split()
+
+
+def test_the_label_free_rule_keeps_its_earlier_name_default_with_a_warning():
+    from ufsbench.errors import UFSBenchError
+    from ufsbench.report import canonical_rule
+
+    assert canonical_rule("label_free") == "label_free"
+    with pytest.warns(FutureWarning, match="now called 'label_free'"):
+        assert canonical_rule("default") == "label_free"
+    with pytest.raises(UFSBenchError, match="unknown rule 'best'"):
+        canonical_rule("best")

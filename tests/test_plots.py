@@ -73,7 +73,7 @@ def test_counts_one_panel_per_dataset_one_line_per_method(frame):
 
 
 def test_counts_default_rule_uses_default_parameters(frame):
-    points = plots.per_count_values(frame, "nmi", rule="default")
+    points = plots.per_count_values(frame, "nmi", rule="label_free")
     ls = points[(points.method == "ls") & (points.dataset == "synthetic")]
     assert set(ls["params"]) == {'{"k":5,"weight":"heat"}'} and len(ls) == 3
     assert "scfs" not in set(points.method)  # scfs has no stored default setting here

@@ -25,7 +25,7 @@ import pandas as pd
 
 from ufsbench.errors import UFSBenchError
 from ufsbench.records import PROTOCOL_COLUMNS
-from ufsbench.report import RULE_LABELS, RULES
+from ufsbench.report import RULE_LABELS, RULES, canonical_rule
 
 
 class PlotsExtraMissing(UFSBenchError, ImportError):
@@ -112,6 +112,7 @@ def caption_text(fig: Figure) -> str:
 
 def rule_caption(rule: str) -> str:
     """The selection rule of a figure's cells, for its caption."""
+    rule = canonical_rule(rule)
     return f"Cells: {RULE_LABELS[rule]}, {RULES[rule]}."
 
 

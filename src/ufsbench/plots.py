@@ -60,8 +60,8 @@ from ufsbench.records import load_results, one_protocol
 from ufsbench.report import (
     METRICS,
     RULE_LABELS,
-    RULES,
     SUMMARIES,
+    canonical_rule,
     default_params,
     fixed_feature_count,
     method_config,
@@ -128,13 +128,13 @@ def per_count_values(df: pd.DataFrame, metric: str = "acc", rule: str = "paper",
                      summary: str = "mean") -> pd.DataFrame:
     """One row per (dataset, method, scoring, n_features) with ``value``: the rule's cell there.
 
-    ``paper``: the best value over the parameter grid at that feature count; ``default``: the
+    ``paper``: the best value over the parameter grid at that feature count; ``label_free``: the
     method's default parameters. Ties go to the first stored setting (stable sort).
     """
     _check_choice(metric, METRICS, "metric")
-    _check_choice(rule, RULES, "rule")
+    rule = canonical_rule(rule)
     values = summarise(df, metric, summary)
-    if rule == "default":
+    if rule == "label_free":
         values = values[[p == default_params(m) for p, m in zip(values["params"], values["method"])]]
     keys = ["dataset", "method", "scoring", "n_features"]
     values = values.sort_values("value", ascending=False, kind="stable")

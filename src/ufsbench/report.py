@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -30,9 +31,23 @@ from ufsbench.paths import config_dir
 RULES = {
     "paper": "best mean over the parameter grid and feature counts, chosen with the true labels "
              "(optimistic)",
-    "default": "each method's default parameters at a fixed feature count",
+    "label_free": "each method's default parameters at a fixed feature count",
 }
-RULE_LABELS = {"paper": "papers' rule", "default": "label-free rule"}
+RULE_LABELS = {"paper": "papers' rule", "label_free": "label-free rule"}
+#: Earlier names of the rules, still accepted (with a FutureWarning).
+RULE_ALIASES = {"default": "label_free"}
+
+
+def canonical_rule(rule: str) -> str:
+    """The rule's id (:data:`RULES`); an earlier name (:data:`RULE_ALIASES`) is translated with a
+    FutureWarning, an unknown one refused in one line."""
+    if rule in RULE_ALIASES:
+        warnings.warn(f"rule {rule!r} is now called {RULE_ALIASES[rule]!r}; the old name will "
+                      f"stop working in a future release", FutureWarning, stacklevel=3)
+        return RULE_ALIASES[rule]
+    if rule not in RULES:
+        raise UFSBenchError(f"unknown rule {rule!r}; use one of {', '.join(RULES)}")
+    return rule
 SUMMARIES = {"mean": "mean±std over the K-means runs", "best5": "best of the first 5 K-means runs"}
 METRICS = {"acc": "ACC", "nmi": "NMI"}
 
@@ -122,15 +137,14 @@ def fixed_counts(df: pd.DataFrame) -> dict:
 def select_cells(df: pd.DataFrame, metric: str = "acc", rule: str = "paper",
                  summary: str = "mean") -> pd.DataFrame:
     """One row per (dataset, method, variant, scoring): the cell the rule picks, value and spread."""
-    if rule not in RULES:
-        raise UFSBenchError(f"unknown rule {rule!r}; use one of {', '.join(RULES)}")
+    rule = canonical_rule(rule)
     if metric not in METRICS:
         raise UFSBenchError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
     if df.empty:
         return df.assign(value=[], spread=[], variant=[])
     df = summarise(df[~df["stale"]], metric, summary)
     df["variant"] = [variant_of(m, p) for m, p in zip(df["method"], df["params"])]
-    if rule == "default":
+    if rule == "label_free":
         fixed = fixed_counts(df)
         df = df[df.apply(_is_default, axis=1, fixed=fixed)] if not df.empty else df
     if df.empty:
@@ -205,6 +219,7 @@ def side_by_side_frame(df: pd.DataFrame, metric: str, rules, summary: str,
                        style: str = "plain") -> pd.DataFrame:
     """One methods x (data set, rule) frame: each data set's cells under every rule, adjacent."""
     frames = []
+    rules = [canonical_rule(r) for r in rules]
     for rule in rules:
         frame = table_frame(select_cells(df, metric, rule, summary), style)
         frames.append(frame.rename(columns=lambda c, r=rule: (c, r)))
@@ -220,6 +235,7 @@ def tidy_cells(df: pd.DataFrame, metrics=tuple(METRICS), rules=tuple(RULES),
     """Every table's cells as one tidy frame: a row per (metric, rule, dataset, method, variant,
     scoring), ``metric`` and ``rule`` first, with ``value``/``spread`` and the record's columns
     (protocol, parameters, feature count); the per-run lists are left out."""
+    rules = [canonical_rule(r) for r in rules]
     frames = [select_cells(df, m, r, summary).assign(metric=m, rule=r)
               for m in metrics for r in rules]
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -236,7 +252,7 @@ def stale_note(df: pd.DataFrame) -> str:
             f"every table.\n") if stale else ""
 
 
-def report_tables(df: pd.DataFrame, metrics=("acc", "nmi"), rules=("paper", "default"),
+def report_tables(df: pd.DataFrame, metrics=("acc", "nmi"), rules=("paper", "label_free"),
                   summary: str = "mean", fmt: str = "terminal") -> str:
     """Per metric, one table with the selection rules side by side; ``csv``: one tidy CSV of
     every (metric, rule) cell (:func:`tidy_cells`), with nothing but CSV in it."""
@@ -245,7 +261,7 @@ def report_tables(df: pd.DataFrame, metrics=("acc", "nmi"), rules=("paper", "def
             else ""
     if df.empty:
         return "No results in the store yet: run `ufsbench run` first.\n"
-    rules = list(rules)
+    rules = [canonical_rule(r) for r in rules]
     norm = df["nmi_normalisation"].iloc[0] if "nmi_normalisation" in df else None
     parts = protocol_lines(df)
     for metric in metrics:

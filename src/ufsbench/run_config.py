@@ -68,10 +68,10 @@ def check_evaluation(evaluation: Mapping) -> None:
 
 
 def check_report(report: Mapping) -> None:
-    from ufsbench.report import RULES, SUMMARIES
+    from ufsbench.report import RULE_ALIASES, RULES, SUMMARIES
 
     _choice("report.summary", report.get("summary"), list(SUMMARIES))
-    _choices("report.rules", report.get("rules"), list(RULES))
+    _choices("report.rules", report.get("rules"), [*RULES, *RULE_ALIASES])
 
 
 def check_runner(conf: Mapping) -> None:

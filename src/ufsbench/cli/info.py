@@ -15,6 +15,7 @@ def _report(args: list[str]) -> None:
     from ufsbench.evaluation import KMEANS_INITS, NMI_NORMALISATIONS
     from ufsbench.report import (
         REPORT_FILES,
+        RULE_ALIASES,
         RULES,
         SUMMARIES,
         failed_setting_lines,
@@ -37,7 +38,8 @@ def _report(args: list[str]) -> None:
     parser.add_argument("--dataset", nargs="*", help="only these data sets")
     parser.add_argument("--method", nargs="*", help="only these methods")
     parser.add_argument("--metric", nargs="*", choices=["acc", "nmi"], default=["acc", "nmi"])
-    parser.add_argument("--rule", nargs="*", choices=list(RULES), default=list(RULES))
+    parser.add_argument("--rule", nargs="*", choices=[*RULES, *RULE_ALIASES],
+                        default=list(RULES))
     parser.add_argument("--summary", choices=list(SUMMARIES), default="mean")
     parser.add_argument("--html", metavar="FILE", help="also write a static HTML summary page "
                                                        "(tables and figures) to FILE")

@@ -25,7 +25,7 @@ def _plot_common_options() -> argparse.ArgumentParser:
 
 
 def _plot_parser() -> argparse.ArgumentParser:
-    from ufsbench.report import METRICS, RULES
+    from ufsbench.report import METRICS, RULE_ALIASES, RULES
 
     parent = _plot_common_options()
     parser = argparse.ArgumentParser(prog="ufsbench plot", description="figures (PNG + PDF) from "
@@ -34,7 +34,7 @@ def _plot_parser() -> argparse.ArgumentParser:
     counts = sub.add_parser("counts", parents=[parent], help="ACC/NMI against the number of "
                             "selected features, a panel per data set")
     counts.add_argument("--metric", nargs="*", choices=list(METRICS), default=list(METRICS))
-    counts.add_argument("--rule", choices=list(RULES), default="paper")
+    counts.add_argument("--rule", choices=[*RULES, *RULE_ALIASES], default="paper")
     sens = sub.add_parser("sensitivity", parents=[parent], help="heatmaps over the two main "
                           "grid parameters, a panel per feature count")
     sens.add_argument("--metric", choices=list(METRICS), default="acc")
@@ -53,12 +53,12 @@ def _plot_parser() -> argparse.ArgumentParser:
     pixels.add_argument("--counts", nargs="*", type=int, help="only these feature counts")
     pixels.add_argument("--samples", nargs="*", type=int, help="sample indices to draw on "
                         "(default: the first image of each of the first two classes)")
-    pixels.add_argument("--rule", choices=list(RULES), default="paper")
+    pixels.add_argument("--rule", choices=[*RULES, *RULE_ALIASES], default="paper")
     pixels.add_argument("--data-dir")
     ranks = sub.add_parser("ranks", parents=[parent], help="mean ranks across data sets and a "
                            "critical-difference diagram (Friedman + Nemenyi)")
     ranks.add_argument("--metric", nargs="*", choices=list(METRICS), default=list(METRICS))
-    ranks.add_argument("--rule", choices=list(RULES), default="paper")
+    ranks.add_argument("--rule", choices=[*RULES, *RULE_ALIASES], default="paper")
     ranks.add_argument("--alpha", type=float, default=0.05, choices=[0.05, 0.1])
     return parser
 
