@@ -419,7 +419,8 @@ def test_w_step_forms_solve_eq6_with_its_ridge(density, ridge):
                                rtol=1e-8, atol=1e-11)
 
 
-def test_cg_that_does_not_converge_hands_over_to_cholesky(monkeypatch):
+def test_cg_that_does_not_converge_hands_over_to_cholesky_whose_factor_preconditions_later_steps(
+        monkeypatch):
     from ufsbench.methods import scfs
 
     rng = np.random.default_rng(2)
@@ -428,16 +429,20 @@ def test_cg_that_does_not_converge_hands_over_to_cholesky(monkeypatch):
     d = rng.uniform(1e-6, 1.0, 60)                       # badly conditioned n x n system
     monkeypatch.setattr(scfs, "CG_MAX_ITER", 1)
     step = scfs.WStep(X, X, "cg", 1.0, 1e-4, 0.0)
-    calls = []
-    monkeypatch.setattr(scfs, "solve_psd", lambda A, B: calls.append(1) or np.linalg.solve(A, B))
-    W, _ = step(G, d)
-    assert calls == [1]
+    direct = []
+    solve = step._direct
+    monkeypatch.setattr(step, "_direct", lambda G, inv: direct.append(1) or solve(G, inv))
+    W, _ = step(G, d)                                    # the diagonal's CG fails: Cholesky
     np.testing.assert_allclose(W, scfs_w_step(X, G, d, 1.0, 1e-4, "dual"), rtol=1e-7, atol=1e-12)
-    step(G, 2 * d)                                     # warm-started CG fails too ...
-    tried = []
-    monkeypatch.setattr(step, "_cg", lambda *args: tried.append(1))
-    step(G, 3 * d)                                     # ... so the later steps: Cholesky only
-    assert calls == [1, 1, 1] and tried == []
+    assert direct == [1] and step.diagonal_works and step.factor is not None
+    for k in (1.001, 1.002):              # it fails warm too: then the factor's PCG, no Cholesky
+        W, _ = step(G, k * d)
+        np.testing.assert_allclose(W, scfs_w_step(X, G, k * d, 1.0, 1e-4, "dual"), rtol=1e-7,
+                                   atol=1e-12)
+    assert direct == [1] and not step.diagonal_works
+    monkeypatch.setattr(scfs, "CG_FACTOR_MAX_ITER", 0)  # a PCG that fails: a new factor
+    step(G, 3 * d)
+    assert direct == [1, 1]
 
 
 def test_sparse_data_fit_equals_the_dense_fit(data, monkeypatch):

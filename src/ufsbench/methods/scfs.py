@@ -37,6 +37,7 @@ import warnings
 from numbers import Real
 
 import numpy as np
+from scipy import linalg as sla
 from scipy import sparse
 from scipy.spatial.distance import cdist
 from sklearn.exceptions import ConvergenceWarning
@@ -90,10 +91,13 @@ def scfs_w_step(X: np.ndarray, G: np.ndarray, d: np.ndarray, alpha: float, beta:
 #: X with at most this share of non-zero entries is multiplied as a CSR matrix
 #: (:func:`sparse_form`); BASEHOCK's word counts have 1.4 %.
 SPARSE_DENSITY = 0.1
-#: The dual CG of the W-step (:class:`WStep`): relative residual per column, iteration cap (the
-#: Cholesky solve takes over when the cap is reached).
+#: The dual CG of the W-step (:class:`WStep`): relative residual per column, and the step caps
+#: with the diagonal preconditioner and with an earlier step's Cholesky factor (a step costing
+#: 2 n^2 c: 30 of them cost about one new factorisation on BASEHOCK). A direct solve takes over
+#: when the cap is reached.
 CG_RTOL = 1e-12
 CG_MAX_ITER = 300
+CG_FACTOR_MAX_ITER = 30
 
 
 def sparse_form(X: np.ndarray):
@@ -110,12 +114,15 @@ class WStep:
       :func:`scfs_w_step`, bit for bit.
     * "dual": the n x n push-through form by Cholesky, as :func:`scfs_w_step`.
     * "cg": the same n x n system (I + X R^{-1} X^T) Y = G, W = R^{-1} X^T Y with R = diag(reg),
-      by conjugate gradients with the Jacobi preconditioner, started from the previous step's Y
-      (D changes little between iterations: 7-8 CG steps per W-step on BASEHOCK at the default)
-      and run to a relative residual of ``CG_RTOL`` per column; O(nnz c) per CG step for a sparse
-      X, no n x n array. Where ``CG_MAX_ITER`` steps do not reach it the step is solved by
-      Cholesky instead, and every later one too once a warm-started CG has failed (beta / alpha
-      = 1e-8 on BASEHOCK).
+      by preconditioned conjugate gradients started from the previous step's Y (D changes
+      little between iterations) and run to a relative residual of ``CG_RTOL`` per column;
+      O(nnz c) per product for a sparse X. The preconditioner is the diagonal of the system
+      (7-8 CG steps per W-step on BASEHOCK at the default) until that fails from a warm start
+      (beta / alpha <= 1e-2 on BASEHOCK makes the system too ill-conditioned for it); from then
+      on it is the Cholesky factor of the system of the last step that was solved directly.
+      A step whose CG does not reach the residual within its cap (``CG_MAX_ITER``,
+      ``CG_FACTOR_MAX_ITER``) is solved by Cholesky, and its factor preconditions the steps
+      after it.
     * "auto": "primal" when p <= n, else "cg" for a sparse X (:func:`sparse_form`), else "dual".
     """
 
@@ -130,10 +137,8 @@ class WStep:
             self.XT = Xop.T.tocsr() if sparse.issparse(Xop) else Xop.T
             self.X2 = Xop.multiply(Xop).tocsr() if sparse.issparse(Xop) else Xop * Xop
             self.Y = np.zeros((n, 0))
-            # beta / alpha, fixed in a fit, sets the system's conditioning: once CG started
-            # from the previous solution has not converged, the rest of the fit goes straight
-            # to Cholesky (a first, cold start may need more steps than the cap).
-            self.cg_converges = True
+            self.factor = None                   # Cholesky factor of an earlier step's system
+            self.diagonal_works = True           # the diagonal preconditioner still converges
 
     def __call__(self, G: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(W, X W) for the current G and reweighting d."""
@@ -144,21 +149,36 @@ class WStep:
         if self.solver == "dual":
             return self._dual(G, reg)
         inv = 1.0 / reg
+        warm = self.Y.shape == G.shape
+        Y0 = self.Y if warm else np.zeros_like(G)
         Y = None
-        if self.cg_converges:
-            warm = self.Y.shape == G.shape
-            Y = self._cg(G, inv, self.Y if warm else np.zeros_like(G))
-            self.cg_converges = Y is not None or not warm
+        if self.diagonal_works:
+            diagonal = 1.0 + np.asarray(self.X2 @ inv).ravel()
+            Y = self._cg(G, inv, Y0, lambda R: R / diagonal[:, None], CG_MAX_ITER)
+            self.diagonal_works = Y is not None or not warm
+        if Y is None and not self.diagonal_works and self.factor is not None:
+            Y = self._cg(G, inv, Y0, lambda R: sla.cho_solve(self.factor, R),
+                         CG_FACTOR_MAX_ITER)
         if Y is None:
-            Z = self.Xop @ sparse.diags(np.sqrt(inv)) if sparse.issparse(self.Xop) \
-                else self.Xop * np.sqrt(inv)
-            A = Z @ Z.T
-            A = A.toarray() if sparse.issparse(A) else A
-            A[np.diag_indices(A.shape[0])] += 1.0
-            Y = solve_psd(A, G)
+            Y = self._direct(G, inv)
         self.Y = Y
         W = inv[:, None] * (self.XT @ Y)
         return W, self.Xop @ W
+
+    def _direct(self, G: np.ndarray, inv: np.ndarray) -> np.ndarray:
+        """Y by Cholesky of the formed n x n system; its factor is kept as the preconditioner
+        (least squares and no factor where round-off makes the system look indefinite)."""
+        Z = self.Xop @ sparse.diags(np.sqrt(inv)) if sparse.issparse(self.Xop) \
+            else self.Xop * np.sqrt(inv)
+        A = Z @ Z.T
+        A = A.toarray() if sparse.issparse(A) else A
+        A[np.diag_indices(A.shape[0])] += 1.0
+        try:
+            self.factor = sla.cho_factor(A)
+        except np.linalg.LinAlgError:
+            self.factor = None
+            return solve_psd(A, G)
+        return sla.cho_solve(self.factor, G)
 
     def _dual(self, G: np.ndarray, reg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The n x n form by Cholesky, with the arithmetic of ``solve_gram_plus_diag`` (the same
@@ -170,26 +190,27 @@ class WStep:
         Y = solve_psd(A, G)
         return (self.X.T @ Y) / reg[:, None], A @ Y - Y
 
-    def _cg(self, G: np.ndarray, inv: np.ndarray, Y: np.ndarray) -> np.ndarray | None:
-        """Y with (I + X diag(inv) X^T) Y = G by Jacobi-preconditioned CG from Y; None when
-        ``CG_MAX_ITER`` steps leave a column's relative residual above ``CG_RTOL``."""
+    def _cg(self, G: np.ndarray, inv: np.ndarray, Y: np.ndarray, precondition,
+            max_iter: int) -> np.ndarray | None:
+        """Y with (I + X diag(inv) X^T) Y = G by preconditioned CG from Y (``precondition``
+        applies the inverse of the preconditioner); None when ``max_iter`` steps leave a
+        column's relative residual above ``CG_RTOL``."""
         def apply(V):
             return V + self.Xop @ (inv[:, None] * (self.XT @ V))
 
-        precond = 1.0 / (1.0 + np.asarray(self.X2 @ inv).ravel())[:, None]
         target = CG_RTOL * np.linalg.norm(G, axis=0)
         Y = Y.copy()
         R = G - apply(Y)
-        Z = precond * R
+        Z = precondition(R)
         P, rz = Z.copy(), np.einsum("ij,ij->j", R, Z)
-        for _ in range(CG_MAX_ITER):
+        for _ in range(max_iter):
             if np.all(np.linalg.norm(R, axis=0) <= target):
                 return Y
             AP = apply(P)
             step = rz / np.einsum("ij,ij->j", P, AP)
             Y += step * P
             R -= step * AP
-            Z = precond * R
+            Z = precondition(R)
             rz_new = np.einsum("ij,ij->j", R, Z)
             P = Z + (rz_new / rz) * P
             rz = rz_new
