@@ -195,9 +195,9 @@ def _path(results_dir, key: dict) -> Path:
 
 
 def _stored(results_dir, key: dict) -> dict | None:
-    from ufsbench.stability import _read_keyed
+    from ufsbench.stability import read_keyed
 
-    return _read_keyed(_path(results_dir, key), key)
+    return read_keyed(_path(results_dir, key), key)
 
 
 def _fit_one(results_dir, data: Dataset, unit: _Unit) -> dict:
@@ -205,7 +205,7 @@ def _fit_one(results_dir, data: Dataset, unit: _Unit) -> dict:
     from threadpoolctl import threadpool_limits
 
     from ufsbench.methods import make_selector
-    from ufsbench.stability import _write_keyed
+    from ufsbench.stability import write_keyed
     from ufsbench.tasks import environment
 
     m = n_planted(data)
@@ -223,7 +223,7 @@ def _fit_one(results_dir, data: Dataset, unit: _Unit) -> dict:
               "fit_time": time.perf_counter() - start, "env": environment(),
               "fit_warnings": sorted({f"{w.category.__name__}: {str(w.message)[:200]}"
                                       for w in caught})[:5]}
-    _write_keyed(_path(results_dir, key), key, result)
+    write_keyed(_path(results_dir, key), key, result)
     return result
 
 
@@ -311,12 +311,12 @@ def load_planted(results_dir=None) -> pd.DataFrame:
     are left out."""
     from ufsbench.methods.base import declared
     from ufsbench.results import ResultStore, canonical
-    from ufsbench.stability import _read_keyed
+    from ufsbench.stability import read_keyed
 
     root = ResultStore(results_dir).root / PLANTED_DIR
     rows, defaults = [], {}
     for path in sorted(root.glob("*/*/*.json")) if root.is_dir() else []:
-        payload = _read_keyed(path)
+        payload = read_keyed(path)
         key = (payload or {}).get("key") or {}
         if key.get("kind") != "planted":
             continue

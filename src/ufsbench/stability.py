@@ -215,7 +215,9 @@ def refits_per_count(method: str) -> bool:
     return cls.selection_kind == "subset" and not cls.one_fit_serves_counts
 
 
-def _write_keyed(path: Path, key: dict, result: dict) -> None:
+def write_keyed(path: Path, key: dict, result: dict) -> None:
+    """Write ``{"version", "key", **result, "integrity"}`` to path atomically: the result store's
+    record conventions (:mod:`ufsbench.results`) for files that are not K-means records."""
     from ufsbench.results import ResultStore, digest
 
     payload = {"version": RECORD_VERSION, "key": key, **result}
@@ -223,7 +225,7 @@ def _write_keyed(path: Path, key: dict, result: dict) -> None:
     ResultStore(path.parent).write(path, payload)  # the atomic write of the result store
 
 
-def _read_keyed(path: Path, key: dict | None = None) -> dict | None:
+def read_keyed(path: Path, key: dict | None = None) -> dict | None:
     """The stored payload at path if it is whole (integrity) and has ``key``; else None."""
     import json
 
@@ -284,7 +286,7 @@ def _units(dataset, method: str, params: dict, counts: list[int], n_subsamples: 
 
 def _stored_selection(results_dir, unit: _Unit) -> dict | None:
     """{m: indices} of a finished fit serving every count of the unit, else None."""
-    payload = _read_keyed(fit_path(results_dir, unit.key), unit.key)
+    payload = read_keyed(fit_path(results_dir, unit.key), unit.key)
     if payload is None:
         return None
     selected = {int(m): v for m, v in payload.get("selected", {}).items()}
@@ -304,7 +306,7 @@ def _fit_unit(results_dir, dataset, method: str, params: dict, unit: _Unit,
 
     _exit_with_sweep(main_pid)
 
-    old = _read_keyed(fit_path(results_dir, unit.key), unit.key) or {}
+    old = read_keyed(fit_path(results_dir, unit.key), unit.key) or {}
     counts = sorted(set(unit.counts) | {int(m) for m in old.get("selected", {})})
     rows = subsample_rows(dataset.n_samples, fraction, seed, unit.index)
     selector = make_selector(method, n_features_to_select=max(counts),
@@ -317,7 +319,7 @@ def _fit_unit(results_dir, dataset, method: str, params: dict, unit: _Unit,
         selector.fit(dataset.X[rows])
     seconds = time.perf_counter() - start
     selected = {str(m): [int(i) for i in selector.top_features(m)] for m in counts}
-    _write_keyed(fit_path(results_dir, unit.key), unit.key, {
+    write_keyed(fit_path(results_dir, unit.key), unit.key, {
         "selected": selected, "rows": rows.tolist(), "random_state": seed + unit.index,
         "fit_time": seconds, "env": environment(),
         "fit_warnings": sorted({f"{w.category.__name__}: {str(w.message)[:200]}"
@@ -407,7 +409,7 @@ def run_stability(dataset, method: str, params: dict, counts, n_subsamples: int 
         if any(f is None for f in found):
             continue
         scores = stability_scores([f[m] for f in found], dataset.n_features, alpha)
-        payloads = [_read_keyed(fit_path(results_dir, u.key)) or {} for u in mine]
+        payloads = [read_keyed(fit_path(results_dir, u.key)) or {} for u in mine]
         key = stability_key(dataset, method, params, m, n_subsamples, fraction, seed)
         result = {**asdict(scores), "fits": len(mine),
                   "fit_time": float(np.nansum([p.get("fit_time", np.nan) for p in payloads])),
@@ -415,10 +417,10 @@ def run_stability(dataset, method: str, params: dict, counts, n_subsamples: int 
                   "selection_kind": "per-count refit" if refits_per_count(method)
                   else "one fit per subsample", "env": environment()}
         path = record_path(results_dir, key)
-        stored = _read_keyed(path, key)
+        stored = read_keyed(path, key)
         if stored is None or any(stored.get(k) != result[k]
                                  for k in ("phi", "fits", "degenerate_fits")):
-            _write_keyed(path, key, result)
+            write_keyed(path, key, result)
         out.append({**_flat_key(key), **result, "path": str(path)})
     return out
 
@@ -454,7 +456,7 @@ def load_stability(results_dir=None) -> pd.DataFrame:
     root = ResultStore(results_dir).root
     rows = []
     for path in sorted(root.glob(f"*/*/{STABILITY_DIR}/*.json")) if root.is_dir() else []:
-        payload = _read_keyed(path)
+        payload = read_keyed(path)
         if payload is None or payload.get("key", {}).get("kind") != "stability":
             continue
         row = {**_flat_key(payload["key"]),
