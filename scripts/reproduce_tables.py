@@ -47,8 +47,9 @@ def parse_args(argv):
     parser.add_argument("--datasets", nargs="+", default=None,
                         help="restrict to these data sets (published or registry ids)")
     parser.add_argument("--methods", nargs="+", default=None,
-                        help="run only these methods (registry ids, e.g. mcfs), as after a "
-                             "method's revision; the reports still cover every stored method")
+                        help="run only these methods (registry ids, e.g. mcfs) or rows (ids, e.g. "
+                             "ufsol_released), as after a method's revision; the reports still "
+                             "cover every stored method")
     parser.add_argument("--thin", type=int, default=1,
                         help="keep every THIN-th grid value (plus the default): a reduced grid")
     parser.add_argument("--report-only", action="store_true",

@@ -1,10 +1,11 @@
 """Add rows to committed reports without the full store: ``python -m ufsbench.reproduce.baseline_rows``.
 
 A full regeneration of ``results/reproduction/`` needs the reference run's store (hours of fits).
-Rows that cost no fit -- the ``random`` and ``variance`` baselines: K-means on their subsets
-only -- can be computed into a store of their own and laid into the committed reports instead:
-every other cell is read back from the committed ``<paper>.csv`` (the tidy cells the reference run
-wrote, to two decimals), the rows of the named methods are computed from the store with the same
+Rows whose sweeps are cheap -- the ``random`` and ``variance`` baselines (K-means on their subsets
+only), a method's ``released`` rows, a method rerun after a revision -- can be computed into a
+store of their own and laid into the committed reports instead: every other cell is read back
+from the committed ``<paper>.csv`` (the tidy cells the reference run wrote, to two decimals), the
+named rows (``--rows``, or every row of ``--methods``) are computed from the store with the same
 rules (:func:`ufsbench.reproduce.rules.compare`), the "not better than random" marks are set
 again over all cells (:func:`ufsbench.reproduce.rules.mark_chance_level`), and every report file
 is written anew (``.md``, ``.tex``, ``.csv``, SOGFS's figure, ``cells.csv``, ``overview.md``). The
@@ -131,8 +132,13 @@ def keep_rounding(cells: pd.DataFrame, md_path: Path) -> pd.DataFrame:
     return cells
 
 
-def _row_ids(exp: dict, methods) -> list[str]:
-    return [r["row"] for r in exp["rows"] if r["method"] in methods]
+def chosen_rows(exp: dict, methods=(), rows=()) -> list[dict]:
+    """The experiment's rows named by id in ``rows`` or whose method is in ``methods``."""
+    return [r for r in exp["rows"] if r["row"] in rows or r["method"] in methods]
+
+
+def _row_ids(exp: dict, methods=(), rows=()) -> list[str]:
+    return [r["row"] for r in chosen_rows(exp, methods, rows)]
 
 
 def _ordered(exp: dict, cells: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
@@ -147,26 +153,27 @@ def _ordered(exp: dict, cells: pd.DataFrame, published: pd.DataFrame) -> pd.Data
 
 
 def new_row_cells(exp: dict, df: pd.DataFrame, methods, failures: pd.DataFrame,
-                  data_dir=None) -> pd.DataFrame:
-    """The cells of the rows of ``methods``, from the store's records ``df``."""
-    rows = [r for r in exp["rows"] if r["method"] in methods]
+                  data_dir=None, row_ids=()) -> pd.DataFrame:
+    """The cells of the rows of ``methods`` (and ``row_ids``), from the store's records ``df``."""
+    rows = chosen_rows(exp, methods, row_ids)
     if not rows:
         return pd.DataFrame(columns=CELL_COLUMNS)
     sub = {**exp, "rows": rows, "all_published_cells": False}
     return note_failures(sub, compare(sub, df, data_dir=data_dir), failures)
 
 
-def _figure(exp: dict, out_dir: Path, df: pd.DataFrame, methods, data_dir) -> pd.DataFrame | None:
-    """The committed figure table with the rows of ``methods`` recomputed."""
+def _figure(exp: dict, out_dir: Path, df: pd.DataFrame, methods, data_dir,
+            row_ids=()) -> pd.DataFrame | None:
+    """The committed figure table with the rows of ``methods`` (and ``row_ids``) recomputed."""
     from ufsbench.reproduce.render import figure_table
 
     path = out_dir / f"{exp['name']}_figure1.csv"
     if not exp.get("figure") or not path.is_file():
         return None
     kept = pd.read_csv(path)
-    ids = _row_ids(exp, methods)
+    ids = _row_ids(exp, methods, row_ids)
     kept = kept[~kept["method"].str.split(" ").str[0].isin(ids)]
-    rows = [r for r in exp["rows"] if r["method"] in methods]
+    rows = chosen_rows(exp, methods, row_ids)
     new = figure_table({**exp, "rows": rows}, df, 1, data_dir) if rows and len(df) else None
     figure = pd.concat([kept, new]) if new is not None and len(new) else kept
     datasets = list(exp["datasets"])
@@ -191,14 +198,15 @@ def _provenance(records: pd.DataFrame) -> str:
         times.append(os.path.getmtime(path))
     first, last = (_dt.datetime.fromtimestamp(t, _dt.UTC).strftime("%Y-%m-%d %H:%M")
                    for t in (min(times), max(times)))
-    return (f"{len(records)} records (K-means only, no fits) written from {first} to {last} "
-            f"UTC at commit {', '.join(sorted(commits))}")
+    return (f"{len(records)} records written from {first} to {last} UTC at commit "
+            f"{', '.join(sorted(commits))}")
 
 
 def add_rows(names, results_dir, out_dir=None, methods=BASELINE_METHODS, data_dir=None,
-             command: str = "", log=print) -> list[Path]:
-    """Lay the rows of ``methods`` (computed from the store at ``results_dir``) into the
-    committed reports of the experiments ``names`` in ``out_dir``; returns the files written."""
+             command: str = "", log=print, row_ids=()) -> list[Path]:
+    """Lay the rows of ``methods`` and the rows named in ``row_ids`` (computed from the store at
+    ``results_dir``) into the committed reports of the experiments ``names`` in ``out_dir``;
+    returns the files written. An experiment with none of those rows is left as it is."""
     from ufsbench.records import load_failures, load_results, one_protocol
     from ufsbench.runner import environment
 
@@ -208,26 +216,39 @@ def add_rows(names, results_dir, out_dir=None, methods=BASELINE_METHODS, data_di
     written = []
     for name in names:
         exp = load_experiment(name)
-        part = df[df["method"].isin(methods) & df["dataset"].isin(exp["datasets"].values())
+        ids = _row_ids(exp, methods, row_ids)
+        if not ids:
+            continue
+        row_methods = {r["method"] for r in chosen_rows(exp, methods, row_ids)}
+        part = df[df["method"].isin(row_methods) & df["dataset"].isin(exp["datasets"].values())
                   & ~df["stale"]] if len(df) else df
         if len(part):
             part, _ = one_protocol(part, report_protocol(exp))
         published = load_published(exp["published"])
         kept = committed_cells(out_dir, name)
-        kept = keep_rounding(kept[~kept["method"].isin(_row_ids(exp, methods))],
-                             out_dir / f"{name}.md")
-        new = new_row_cells(exp, part, methods, failures, data_dir)
+        kept = keep_rounding(kept[~kept["method"].isin(ids)], out_dir / f"{name}.md")
+        new = new_row_cells(exp, part, methods, failures, data_dir, row_ids)
         cells = mark_chance_level(exp, _ordered(exp, pd.concat([kept, new]), published), part)
         header = committed_header(out_dir / f"{name}.md")
-        header["rows added since"] = (
-            f"{', '.join(_row_ids(exp, methods))}: {_provenance(part)}; laid in on "
+        header = _add_header_line(header, "rows added since", (
+            f"{', '.join(ids)}: {_provenance(part)}; laid in on "
             f"{_dt.datetime.now().isoformat(timespec='seconds')} at commit "
             f"{environment().get('git_commit') or 'unknown'} by `{command or '(library call)'}`; "
-            f"every other cell is the run above, read back from {name}.csv (two decimals)")
+            f"every other cell is the run above, read back from {name}.csv (two decimals)"))
         written += write_outputs(exp, cells, out_dir, header, 1,
-                                 _figure(exp, out_dir, part, methods, data_dir))
+                                 _figure(exp, out_dir, part, methods, data_dir, row_ids))
         log(f"{exp['paper']}: wrote {out_dir / name}.md with {len(new)} new cells")
     return written
+
+
+def _add_header_line(header: dict, key: str, text: str) -> dict:
+    """The header with one more ``key`` line: the first keeps ``key``, later ones are numbered
+    (``key (2)``), so that every laying-in stays on record."""
+    n, name = 1, key
+    while name in header:
+        n += 1
+        name = f"{key} ({n})"
+    return {**header, name: text}
 
 
 def main(argv=None) -> int:
@@ -244,8 +265,11 @@ def main(argv=None) -> int:
     parser.add_argument("--paper", default="all", help=f"{', '.join(PAPERS)} or all")
     parser.add_argument("--out-dir", default=None, help="the reports (default: "
                                                         "results/reproduction)")
-    parser.add_argument("--methods", nargs="+", default=list(BASELINE_METHODS),
-                        help="the rows' methods (default: random variance)")
+    parser.add_argument("--methods", nargs="+", default=None,
+                        help="every row of these methods (default: random variance, unless "
+                             "--rows is given)")
+    parser.add_argument("--rows", nargs="+", default=[],
+                        help="these rows by id (e.g. ufsol_released), beside --methods")
     parser.add_argument("--data-dir", default=None)
     args = parser.parse_args(argv)
     names = list(PAPERS) if args.paper == "all" else [args.paper]
@@ -255,8 +279,10 @@ def main(argv=None) -> int:
         if any(n not in PAPERS and n != "quick" for n in names):
             raise UFSBenchError(f"unknown paper {args.paper!r}; use one of "
                                 f"{', '.join(PAPERS)} or all")
-        add_rows(names, args.results_dir, args.out_dir, tuple(args.methods), args.data_dir,
-                 command, log=lambda msg: print(msg, file=sys.stderr))
+        methods = args.methods if args.methods is not None else \
+            ([] if args.rows else list(BASELINE_METHODS))
+        add_rows(names, args.results_dir, args.out_dir, tuple(methods), args.data_dir,
+                 command, log=lambda msg: print(msg, file=sys.stderr), row_ids=tuple(args.rows))
     except UFSBenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -34,8 +34,10 @@ PROFILES = ("full", "quick")
 
 
 #: A row's ``role``: ``paper`` (its first scoring is compared with the published cell, the
-#: others are shown beside it) or ``beside`` (a baseline no paper reports: never compared).
-ROLES = ("paper", "beside")
+#: others are shown beside it), ``released`` (the method at a named ``preset``, e.g. the
+#: authors' code's settings, compared with the published cell of the row named by its
+#: ``as_printed`` key) or ``beside`` (a baseline no paper reports: never compared).
+ROLES = ("paper", "released", "beside")
 
 
 # -- files ----------------------------------------------------------------------------------------
@@ -110,6 +112,7 @@ def normalise_experiment(exp: dict, name: str, where: str = "experiment") -> dic
         if row.get("role", "paper") not in ROLES:
             raise UFSBenchError(f"{where}: row {row['row']!r} has role {row['role']!r}; use one "
                                 f"of {', '.join(ROLES)}")
+        check_released_row(row, exp["rows"], where)
     exp = dict(exp)
     exp.setdefault("name", name)
     exp.setdefault("tables", [])
@@ -119,6 +122,29 @@ def normalise_experiment(exp: dict, name: str, where: str = "experiment") -> dic
     exp.setdefault("published", exp["paper"].lower())
     exp.setdefault("notes", {})
     return exp
+
+
+def check_released_row(row: dict, rows: list[dict], where: str) -> None:
+    """A ``released`` row names a preset of its method and the row whose published cell it
+    is compared with (``as_printed``, a row of the same method in the same experiment)."""
+    if row.get("role") != "released":
+        return
+    from ufsbench.presets import preset_params
+
+    if not row.get("preset"):
+        raise UFSBenchError(f"{where}: row {row['row']!r} has role released but no preset; "
+                            f"add e.g. preset: released")
+    preset_params(row["method"], row["preset"])
+    printed = {r["row"]: r["method"] for r in rows if r.get("role", "paper") == "paper"}
+    if printed.get(row.get("as_printed")) != row["method"]:
+        raise UFSBenchError(f"{where}: row {row['row']!r} needs as_printed: the id of the "
+                            f"{row['method']!r} row whose published cell it is compared with")
+
+
+def published_row_id(row: dict) -> str:
+    """The row id whose published cell a row is compared with (a released row: its printed
+    row's)."""
+    return row.get("as_printed") or row["row"]
 
 
 def thin_values(values: list, step: int, keep=None) -> list:
@@ -152,7 +178,8 @@ def row_method_config(row: dict, thin: int = 1) -> dict:
     default = {k: v for k, v in default.items() if k not in (row.get("params") or {})}
     if thin > 1:
         grid = {k: thin_values(v, thin, default.get(k)) for k, v in grid.items()}
-    return {"name": row["method"], "params": params, "grid": grid, "default": default}
+    cfg = {"name": row["method"], "params": params, "grid": grid, "default": default}
+    return {**cfg, "preset": row["preset"]} if row.get("preset") else cfg
 
 
 def row_scorings(row: dict) -> list[str]:
@@ -264,12 +291,14 @@ def selected_datasets(exp: dict, only=None) -> dict:
 
 
 def selected_methods(exp: dict, only=None) -> dict:
-    """The experiment with its rows restricted to the methods ``only`` (registry ids, e.g.
-    ``mcfs``): what a rerun of one method runs (no rows when the experiment has none of them).
-    Unchanged when ``only`` is empty; :func:`check_methods` validates the names."""
+    """The experiment with its rows restricted to ``only``: methods (registry ids, e.g.
+    ``mcfs``: every row of the method) or row ids (e.g. ``ufsol_released``): what a rerun of
+    one method or row runs (no rows when the experiment has none of them). Unchanged when
+    ``only`` is empty; :func:`check_methods` validates the names."""
     if not only:
         return exp
-    return {**exp, "rows": [row for row in exp["rows"] if row["method"] in only]}
+    return {**exp, "rows": [row for row in exp["rows"]
+                            if row["method"] in only or row["row"] in only]}
 
 
 def check_methods(names: list[str], only=None) -> None:
@@ -277,8 +306,10 @@ def check_methods(names: list[str], only=None) -> None:
     --methods mcfs`` runs MCFS where a paper has it), else one message naming their methods."""
     if not only:
         return
-    known = sorted({row["method"] for name in names for row in load_experiment(name)["rows"]})
-    unknown = [m for m in only if m not in known]
+    rows = [row for name in names for row in load_experiment(name)["rows"]]
+    known = sorted({row["method"] for row in rows})
+    unknown = [m for m in only if m not in known and m not in {row["row"] for row in rows}]
     if unknown:
         raise UFSBenchError(f"method(s) {', '.join(unknown)} are not in any of the experiments "
-                            f"run ({', '.join(names)}); their methods: {', '.join(known)}")
+                            f"run ({', '.join(names)}); their methods: {', '.join(known)} (or a "
+                            f"row id such as {rows[-1]['row']})")

@@ -133,7 +133,21 @@ def protocol_lines(exp: dict) -> list[str]:
         "- **split**: parameters and feature count chosen on runs 1-10, reported on runs 11-20.",
         scoring,
         "- Rows marked [reconstructed] are models rebuilt without the paper text or code.",
-        *baseline_lines(exp)]
+        *released_lines(exp), *baseline_lines(exp)]
+
+
+def released_lines(exp: dict) -> list[str]:
+    """What the ``released`` rows are: the method at its authors' code's settings."""
+    released = [r for r in exp["rows"] if r.get("role") == "released"]
+    if not released:
+        return []
+    names = ", ".join(f"{r['row']} = {r['as_printed']} at preset `{r['preset']}`"
+                      for r in released)
+    return [(f"- **As released** ({names}): the method with the settings of its authors' "
+             "released code (the preset's table is in the method's docstring and on its docs "
+             "page), on the same grid and data, compared with the same published cell as the "
+             "row as printed. The published numbers presumably came from that code, so the two "
+             "Δ columns say how much of a gap fidelity to the code explains.")]
 
 
 def baseline_lines(exp: dict) -> list[str]:

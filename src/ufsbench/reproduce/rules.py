@@ -21,6 +21,7 @@ from ufsbench.reproduce.experiments import (
     load_published,
     method_gap,
     middle_count,
+    published_row_id,
     registry_n_features,
     row_method_config,
     row_scorings,
@@ -168,8 +169,8 @@ def table_entries(exp: dict, published: pd.DataFrame) -> list[dict]:
         metric = t["metric"]
         pub = published[published["table"] == t["table"]]
         for ds in exp["datasets"]:
-            for row_id, row in rows.items():
-                hit = pub[(pub["dataset"] == ds) & (pub["method"] == row_id)]
+            for row in rows.values():
+                hit = pub[(pub["dataset"] == ds) & (pub["method"] == published_row_id(row))]
                 p = hit.iloc[0] if len(hit) else None
                 entries.append({"table": t["table"], "metric": metric, "dataset": ds, "row": row,
                                 "published": p})
