@@ -106,8 +106,66 @@ def render_markdown(exp: dict, cells: pd.DataFrame, header: dict, thin: int = 1,
         lines += [("## Figure 1 as a table (ACC %, best of 5 K-means runs, best over the grid, "
                    "per feature count)"), "", tabulate(figure, headers="keys", tablefmt="github",
                                                  showindex=False), ""]
+    lines += stability_lines(exp)
     lines += large_gap_lines(exp, cells, thin)
     return "\n".join(lines) + "\n"
+
+
+def committed_stability_path() -> Path:
+    """The committed selection-stability table (``ufsbench stability ... out=results/stability``)."""
+    from ufsbench.paths import repository_dir
+
+    return repository_dir() / "results" / "stability" / "stability.csv"
+
+
+def stability_table(exp: dict, stability: pd.DataFrame) -> pd.DataFrame:
+    """Phi [95 % CI] of the experiment's methods (rows, in its order) on its data sets
+    (columns, published ids): "—" where the committed table has no estimate."""
+    from ufsbench.stability import DEGENERATE_MARK
+
+    methods = [m for m in dict.fromkeys(r["method"] for r in exp["rows"])
+               if not keeps_all_features(m)]
+    shown = {ds: reg for ds, reg in exp["datasets"].items()
+             if reg in set(stability["dataset"])}
+    table = {"method": methods}
+    for ds, reg in shown.items():
+        part = stability[stability["dataset"] == reg].set_index("method")
+        table[ds] = [f"{part.at[m, 'phi']:.2f} [{part.at[m, 'ci_low']:.2f}, "
+                     f"{part.at[m, 'ci_high']:.2f}]"
+                     + (DEGENERATE_MARK if part.at[m, "degenerate_fits"] > 0 else "")
+                     if m in part.index else "—"
+                     for m in methods]
+    return pd.DataFrame(table)
+
+
+def stability_lines(exp: dict, path: Path | None = None) -> list[str]:
+    """The report's selection-stability section, from the committed stability table: each of
+    the experiment's methods at its own label-free default (not the row's grid) on the
+    experiment's data sets that table covers; nothing when it covers none."""
+    from tabulate import tabulate
+
+    from ufsbench.stability import DEGENERATE_NOTE
+
+    path = path or committed_stability_path()
+    if not path.is_file():
+        return []
+    stability = pd.read_csv(path)
+    if "n_features" in stability:
+        stability = stability[stability["n_features"] == stability["n_features"].min()]
+    table = stability_table(exp, stability)
+    if table.shape[1] == 1:
+        return []
+    first = stability.iloc[0]
+    return ["## Selection stability", "",
+            (f"Nogueira, Sechidis & Brown's Phi with its 95 % interval (1: the same subset "
+             f"every time; 0: no more alike than random subsets) of each method's "
+             f"{int(first['n_features'])} selected features over B = {int(first['n_subsamples'])} "
+             f"fits on {first['fraction']:.0%} row subsamples (seed {int(first['seed'])}), each "
+             "method at its own label-free default setting, not at the rows' grids; from the "
+             "committed [stability table](../stability/stability.md), which says how it was made. "
+             "— = not computed for this data set."), "",
+            tabulate(table, headers="keys", tablefmt="github", showindex=False), "",
+            DEGENERATE_NOTE, ""]
 
 
 def protocol_lines(exp: dict) -> list[str]:
