@@ -18,6 +18,7 @@ import functools
 import json
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -53,14 +54,16 @@ METRICS = {"acc": "ACC", "nmi": "NMI"}
 
 
 @functools.cache
-def method_config(name: str) -> dict:
+def method_config(name: str) -> dict[str, Any]:
     """configs/method/<name>.yaml, read by OmegaConf exactly as Hydra reads it (1e-6 is a float)."""
     from omegaconf import OmegaConf
+
+    from ufsbench.run_config import config_dict
 
     path = config_dir() / "method" / f"{name}.yaml"
     if not path.is_file():
         return {"name": name}
-    return OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+    return config_dict(OmegaConf.load(path), path)
 
 
 def default_params(name: str) -> str:

@@ -11,10 +11,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any, cast
 
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from ufsbench.errors import UFSBenchError
+
+
+def config_dict(node: DictConfig | ListConfig, what: object, resolve: bool = True) -> dict[str, Any]:
+    """An OmegaConf config as a plain ``dict`` (interpolations resolved unless ``resolve`` is
+    False); one line naming ``what`` (a file, a config) when it is not a mapping."""
+    plain = OmegaConf.to_container(node, resolve=resolve)
+    if not isinstance(plain, dict):
+        raise UFSBenchError(f"{what} must be a mapping of keys to values, not "
+                            f"{type(plain).__name__}")
+    # the keys are the names a YAML file or a command line gives
+    return cast(dict[str, Any], plain)
 
 
 def _is_int(value) -> bool:
@@ -132,7 +144,7 @@ def check_run(conf: Mapping, methods: list[Mapping]) -> None:
         check_method_settings(method_cfg)
 
 
-def method_config_for(name: str) -> dict:
+def method_config_for(name: str) -> dict[str, Any]:
     """The method config ``method=<name>`` chooses, the user's shadowing the packaged one
     (``{"name": name}`` when there is none: the selector's defaults)."""
     from ufsbench.datasets.config_dirs import group_files
@@ -140,7 +152,7 @@ def method_config_for(name: str) -> dict:
     found = group_files("method").get(name)
     if found is None:
         return {"name": name}
-    return OmegaConf.to_container(OmegaConf.load(found[0]), resolve=True)
+    return config_dict(OmegaConf.load(found[0]), found[0])
 
 
 def resolve_feature_counts(conf: Mapping, n_features: int, dataset: str) -> tuple[list[int], str]:
@@ -161,14 +173,14 @@ def resolve_feature_counts(conf: Mapping, n_features: int, dataset: str) -> tupl
 _GROUPS = ("method", "dataset")
 
 
-def _composed_tree(overrides: list[str], root=None) -> dict:
+def _composed_tree(overrides: list[str], root: Path | str | None = None) -> dict[str, Any]:
     """config.yaml with the chosen (or default) method and data-set configs in place (from the
     config tree ``root``, by default the packaged one)."""
     from ufsbench.paths import config_dir
 
-    root = root or config_dir()
-    tree = OmegaConf.to_container(OmegaConf.load(root / "config.yaml"))
-    chosen = {}
+    root = Path(root or config_dir())
+    tree = config_dict(OmegaConf.load(root / "config.yaml"), root / "config.yaml", resolve=False)
+    chosen: dict[str, Any] = {}
     for entry in tree.pop("defaults", []):
         if isinstance(entry, dict):
             chosen.update({k: v for k, v in entry.items() if k in _GROUPS})
@@ -177,12 +189,12 @@ def _composed_tree(overrides: list[str], root=None) -> dict:
         if name in _GROUPS and value:
             chosen[name] = value.split(",")[0]
     for group, option in chosen.items():
-        path = Path(root) / group / f"{option}.yaml"
+        path = root / group / f"{option}.yaml"
         tree[group] = OmegaConf.to_container(OmegaConf.load(path)) if path.is_file() else None
     return tree
 
 
-def check_override_keys(overrides: list[str], root=None) -> None:
+def check_override_keys(overrides: list[str], root: Path | str | None = None) -> None:
     """An override ``a.b=v`` of a key the config does not have (without ``+``) is refused with
     one line naming the key and the keys that do exist there (``root``: the config tree Hydra
     composes from, by default the packaged one)."""
@@ -199,7 +211,8 @@ def check_override_keys(overrides: list[str], root=None) -> None:
             raise UFSBenchError(f"{name!r} already exists: write {item} without the +")
     for item in plain:
         path = item.partition("=")[0].split(".")
-        node, walked = tree, []
+        node: Any = tree
+        walked: list[str] = []
         for part in path:
             node = {} if node is None else node
             if not isinstance(node, dict):

@@ -71,9 +71,9 @@ def _help(_args: list[str]) -> None:
 
 def _main(argv: list[str]) -> None:
     name = "help" if not argv or argv[0] in ("-h", "--help") else argv[0]
-    command = _help if name == "help" else COMMANDS.get(name)
-    if command is None:
+    if name != "help" and name not in COMMANDS:
         _fail(f"unknown command {argv[0]!r}; use one of: {', '.join(COMMANDS)}")
+    command = _help if name == "help" else COMMANDS[name]
     try:
         command(argv[1:])
         sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at exit

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from ufsbench.errors import UFSBenchError
 
@@ -27,7 +28,7 @@ none; rerun to resume). compute=false fits nothing and reports what is stored. o
 planted.md, planted.csv (the table), planted_fits.csv (every fit) and planted_heatmap.png/.pdf.
 """
 
-KEYS = {"methods": "all", "regimes": "all", "seeds": 3, "thin": 3, "n_jobs": 1,
+KEYS: dict[str, Any] = {"methods": "all", "regimes": "all", "seeds": 3, "thin": 3, "n_jobs": 1,
         "compute": True, "out": None, "results_dir": None}
 
 
@@ -42,7 +43,7 @@ def _int(name: str, value: str, minimum: int) -> int:
     return number
 
 
-def parse_keys(args: list[str]) -> dict:
+def parse_keys(args: list[str]) -> dict[str, Any]:
     """The command line's key=value pairs, checked (one line and exit 2 on a bad one)."""
     from ufsbench.methods import available_methods
     from ufsbench.methods.base import keeps_all_features

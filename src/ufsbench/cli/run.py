@@ -4,9 +4,13 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any
 
 from ufsbench.cli.common import fail as _fail
 from ufsbench.errors import UFSBenchError
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
 
 # -- run -------------------------------------------------------------------------------------
@@ -94,18 +98,22 @@ def _prepare_overrides(overrides: list[str], root) -> tuple[list[str], dict]:
     return overrides, configs
 
 
-def _job(cfg, show_table: bool = True) -> tuple[list[tuple[str, dict, str]], dict]:
+def _job(cfg: DictConfig, show_table: bool = True) -> tuple[list[tuple[str, dict, str]], dict]:
     """One Hydra job: check every setting, run the sweeps, print the table (unless
     ``show_table`` is False: a multirun prints one combined table at its end). Returns the
     (method, params, error) of each setting whose fit failed, and what the job's table shows."""
-    from omegaconf import OmegaConf
-
     from ufsbench.datasets import load_dataset_config
     from ufsbench.paths import default_results_dir
-    from ufsbench.run_config import check_run, check_runner, method_config_for, resolve_feature_counts
+    from ufsbench.run_config import (
+        check_run,
+        check_runner,
+        config_dict,
+        method_config_for,
+        resolve_feature_counts,
+    )
     from ufsbench.runner import EvaluationProtocol, plan_tasks, run_sweep
 
-    conf = OmegaConf.to_container(cfg, resolve=True)
+    conf = config_dict(cfg, "the composed config")
     check_runner(conf)  # baselines are known before their configs are read
     methods = [conf["method"]] + [method_config_for(name) for name in conf["baselines"] or []
                                   if name != conf["method"]["name"]]
@@ -235,13 +243,15 @@ def _run(overrides: list[str]) -> None:
 
 # -- select ----------------------------------------------------------------------------------
 #: Keys of ``ufsbench select`` besides the config's: what to select and where to write it.
-SELECT_KEYS = {"n_features": None, "n_clusters": None, "out": "."}
+SELECT_KEYS: dict[str, str | None] = {"n_features": None, "n_clusters": None, "out": "."}
 
 
-def _select_keys(args: list[str]) -> tuple[dict, list[str]]:
+def _select_keys(args: list[str]) -> tuple[dict[str, Any], list[str]]:
     """``n_features=``, ``n_clusters=`` and ``out=`` (also ``--out DIR``) of a select command
     line, and the overrides left for the config."""
-    keys, rest, i = dict(SELECT_KEYS), [], 0
+    keys: dict[str, Any] = dict(SELECT_KEYS)
+    rest: list[str] = []
+    i = 0
     while i < len(args):
         item = args[i]
         if item == "--out" and i + 1 < len(args):
@@ -249,15 +259,17 @@ def _select_keys(args: list[str]) -> tuple[dict, list[str]]:
             continue
         name, _, value = item.lstrip("-").partition("=")
         if name in SELECT_KEYS and "=" in item:
-            if name != "out":
+            if name == "out":
+                keys[name] = value
+            else:
                 try:
-                    value = int(value)
+                    number = int(value)
                 except ValueError:
                     raise UFSBenchError(f"{name}={value!r} must be a positive integer, e.g. "
                                         f"{name}=20") from None
-                if value < 1:
-                    raise UFSBenchError(f"{name}={value} must be a positive integer")
-            keys[name] = value
+                if number < 1:
+                    raise UFSBenchError(f"{name}={number} must be a positive integer")
+                keys[name] = number
         else:
             rest.append(item)
         i += 1
@@ -288,13 +300,13 @@ def _select(args: list[str]) -> None:
 
     import pandas as pd
     from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
 
     from ufsbench.datasets import load_dataset_config
     from ufsbench.methods import make_selector, selector_class
     from ufsbench.methods.base import check_setting
     from ufsbench.presets import apply_preset
     from ufsbench.results import canonical
+    from ufsbench.run_config import config_dict
 
     if any(a in ("-h", "--help") for a in args):
         print("usage: ufsbench select method=<name> dataset=<name or file> [n_features=50] "
@@ -315,7 +327,7 @@ def _select(args: list[str]) -> None:
                if o.partition("=")[0] in ("method", "dataset")):
             raise UFSBenchError("select takes one method and one data set (no comma lists)")
         with initialize_config_dir(config_dir=tmp, version_base=None):
-            conf = OmegaConf.to_container(compose("config", overrides=overrides), resolve=True)
+            conf = config_dict(compose("config", overrides=overrides), "the composed config")
     method_cfg = apply_preset(conf["method"])
     setting = dict(method_cfg.get("params") or {}, **(method_cfg.get("default") or {}))
     check_setting(method_cfg["name"], setting)

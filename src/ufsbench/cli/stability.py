@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from ufsbench.errors import UFSBenchError
 
@@ -88,26 +89,27 @@ def _expand_all_methods(overrides: list[str]) -> list[str]:
     return [f"method={','.join(names)}" if o == "method=all" else o for o in overrides]
 
 
-def _compose_pairs(overrides: list[str], root: Path) -> list[dict]:
+def _compose_pairs(overrides: list[str], root: Path) -> list[dict[str, Any]]:
     """One composed config per (method, data set) of the comma lists, in the order given
     (method by method)."""
     from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
 
-    methods = _choices(overrides, "method") or [None]
-    datasets = _choices(overrides, "dataset") or [None]
+    from ufsbench.run_config import config_dict
+
+    methods: list[str | None] = list(_choices(overrides, "method")) or [None]
+    datasets: list[str | None] = list(_choices(overrides, "dataset")) or [None]
     if len(methods) > 1 and any(o.startswith(("method.", "+method.")) for o in overrides):
         raise UFSBenchError("method.<key>= overrides apply to one method: give one method "
                             "with them")
     fixed = [o for o in overrides if o.partition("=")[0] not in ("method", "dataset")]
-    confs = []
+    confs: list[dict[str, Any]] = []
     with initialize_config_dir(config_dir=str(root), version_base=None):
         for method in methods:
             for dataset in datasets:
                 chosen = [f"method={method}"] * (method is not None) + \
                     [f"dataset={dataset}"] * (dataset is not None)
                 conf = compose("config", overrides=chosen + fixed)
-                confs.append(OmegaConf.to_container(conf, resolve=True))
+                confs.append(config_dict(conf, "the composed config"))
     return confs
 
 
