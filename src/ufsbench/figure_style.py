@@ -5,8 +5,9 @@ every figure (:func:`series_styles`), the grid of panels a figure is laid out on
 (:func:`panel_grid`), its wrapped title and caption (:func:`set_suptitle`, :func:`set_caption`,
 read back by :func:`caption_text`) with the sentences naming the evaluation protocol and the
 selection rule of its cells, the formatting and ordering of parameter values on axes, and the
-output side: :func:`save_figure` (PNG and PDF), :func:`figure_png_base64` (for HTML pages) and
-:func:`safe_stem` (file names). The figure builders themselves are in :mod:`ufsbench.plots`.
+output side: :func:`save_figure` (PNG and PDF), :func:`save_svg` (byte-stable SVG),
+:func:`figure_png_base64` (for HTML pages) and :func:`safe_stem` (file names). The figure
+builders themselves are in :mod:`ufsbench.plots`.
 
 It is the one module that imports matplotlib (the ``plots`` extra): without it, importing this
 module, :mod:`ufsbench.plots` or :mod:`ufsbench.html` raises :class:`PlotsExtraMissing`, an
@@ -148,6 +149,18 @@ def save_figure(fig: Figure, out_dir, stem: str, dpi: int = 150) -> list[Path]:
         raise UFSBenchError(f"cannot write figures to {out} ({exc.strerror or exc}); choose a "
                             f"writable --out directory") from None
     return paths
+
+
+def save_svg(fig: Figure, path) -> Path:
+    """Write fig as SVG with a fixed hash salt and no date, so that the same figure gives the
+    same bytes (a committed figure changes only when its content does)."""
+    from matplotlib import rc_context
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with rc_context({"svg.hashsalt": "ufsbench"}):
+        fig.savefig(path, metadata={"Date": None})
+    return path
 
 
 def figure_png_base64(fig: Figure, dpi: int = 110) -> str:

@@ -33,7 +33,7 @@ from ufsbench.reproduce.experiments import (
     load_published,
     report_protocol,
 )
-from ufsbench.reproduce.render import write_outputs
+from ufsbench.reproduce.render import REFERENCE_RUNS, blas_description, write_outputs
 from ufsbench.reproduce.rules import CELL_COLUMNS, compare, mark_chance_level, table_entries
 
 #: The rows this module adds by default: the baselines that cost no fit.
@@ -230,10 +230,12 @@ def add_rows(names, results_dir, out_dir=None, methods=BASELINE_METHODS, data_di
         new = new_row_cells(exp, part, methods, failures, data_dir, row_ids)
         cells = mark_chance_level(exp, _ordered(exp, pd.concat([kept, new]), published), part)
         header = committed_header(out_dir / f"{name}.md")
+        header.setdefault("reference runs", REFERENCE_RUNS)
         header = _add_header_line(header, "rows added since", (
             f"{', '.join(ids)}: {_provenance(part)}; laid in on "
             f"{_dt.datetime.now().isoformat(timespec='seconds')} at commit "
-            f"{environment().get('git_commit') or 'unknown'} by `{command or '(library call)'}`; "
+            f"{environment().get('git_commit') or 'unknown'} ({blas_description()}) by "
+            f"`{command or '(library call)'}`; "
             f"every other cell is the run above, read back from {name}.csv (two decimals)"))
         written += write_outputs(exp, cells, out_dir, header, 1,
                                  _figure(exp, out_dir, part, methods, data_dir, row_ids))

@@ -275,37 +275,31 @@ def figure_table(exp: dict, df: pd.DataFrame, thin: int = 1, data_dir=None) -> p
 
 
 def plot_figure(figure: pd.DataFrame, path: Path) -> Path | None:
-    """Figure 1 redrawn (one panel per data set, ACC against the feature count), as SVG.
-
-    Drawn on a bare Figure (no pyplot: no backend switch, no figure left open); the SVG hash
-    salt is set only while saving, so that the element ids, and the file, are deterministic."""
+    """Figure 1 redrawn (one panel per data set, ACC against the feature count), as SVG in the
+    project's figure style (:mod:`ufsbench.figure_style`), byte-stable for the same table."""
     if figure.empty:
         return None
-    import matplotlib
-    from matplotlib.figure import Figure
+    from ufsbench.figure_style import panel_grid, save_svg, series_styles
 
     datasets = list(dict.fromkeys(figure["dataset"]))
-    cols = min(4, len(datasets))
-    rows = (len(datasets) + cols - 1) // cols
-    fig = Figure(figsize=(3.2 * cols, 2.6 * rows))
-    axes = fig.subplots(rows, cols, squeeze=False)
-    for ax, ds in zip(axes.flat, datasets):
+    fig, axes = panel_grid(len(datasets))
+    styles = series_styles(set(figure["method"]))
+    for ax, ds in zip(axes, datasets):
         block = figure[figure["dataset"] == ds].dropna(axis=1, how="all")
         counts = [c for c in block.columns if c not in ("dataset", "method")]
         for _, r in block.iterrows():
-            ax.plot([int(c) for c in counts], [r[c] for c in counts], marker="o", ms=3,
-                    label=r["method"])
+            colour, marker, dashes = styles[r["method"]]
+            ax.plot([int(c) for c in counts], [r[c] for c in counts], color=colour,
+                    marker=marker, linestyle=dashes, ms=3, label=r["method"])
         ax.set_title(ds)
         ax.set_xlabel("selected features")
         ax.set_ylabel("ACC (%)")
-    for ax in list(axes.flat)[len(datasets):]:
-        ax.axis("off")
-    axes.flat[0].legend(fontsize=6)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with matplotlib.rc_context({"svg.hashsalt": "ufsbench"}):
-        fig.savefig(path, metadata={"Date": None})
-    return path
+    axes[0].legend(fontsize=6)
+    return save_svg(fig, path)
+
+
+#: The header line that points a report at the log of reference runs.
+REFERENCE_RUNS = "[RUNS.md](RUNS.md) names the run these cells come from and every run before it"
 
 
 def run_header(command: str, wall: float, thin: int, only_datasets, ran: bool,
@@ -316,6 +310,8 @@ def run_header(command: str, wall: float, thin: int, only_datasets, ran: bool,
               "generated": _dt.datetime.now().isoformat(timespec="seconds"),
               "ufsbench commit": environment().get("git_commit") or "unknown",
               "machine": machine_description(),
+              "BLAS": blas_description(),
+              "reference runs": REFERENCE_RUNS,
               "wall time of this invocation": f"{wall:.0f} s" + ("" if ran else
                                                                    " (report only, no runs)")}
     if stats:
@@ -330,6 +326,15 @@ def run_header(command: str, wall: float, thin: int, only_datasets, ran: bool,
             f"only {', '.join(only_methods)} run (the tables show every method in the store)"
             if ran and only_methods else ""]))
     return header
+
+
+def blas_description() -> str:
+    """The BLAS kernels this run used (round-off, and so a round-off-sensitive pick, depends on
+    them), with the thread count the fits were given."""
+    from ufsbench.tasks import environment
+
+    threads = os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS")
+    return f"{environment()['blas']}; threads per fit: {threads or 'library default'}"
 
 
 def machine_description() -> str:
