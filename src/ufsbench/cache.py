@@ -52,7 +52,7 @@ import types
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 import scipy.linalg
@@ -94,7 +94,7 @@ def array_checksum(X: np.ndarray) -> str:
     else:
         order, arr = "C", np.ascontiguousarray(X)
     digest = hashlib.sha256(f"{X.dtype.str}{X.shape}{order}".encode())
-    digest.update(memoryview(arr).cast("B"))
+    digest.update(arr.data.cast("B"))
     return digest.hexdigest()
 
 
@@ -146,7 +146,7 @@ def _all_names(code: types.CodeType) -> set[str]:
     return names
 
 
-def _is_project_function(obj) -> bool:
+def _is_project_function(obj: object) -> TypeGuard[types.FunctionType]:
     return isinstance(obj, types.FunctionType) and \
         (getattr(obj, "__module__", "") or "").split(".")[0] == "ufsbench"
 
@@ -154,7 +154,7 @@ def _is_project_function(obj) -> bool:
 def _callees(func: types.FunctionType) -> list[types.FunctionType]:
     """ufsbench functions that ``func`` reaches through module-level names (see module doc)."""
     names = _all_names(func.__code__)
-    found = []
+    found: list[types.FunctionType] = []
     scope = func.__globals__
     for name in names:
         obj = scope.get(name)

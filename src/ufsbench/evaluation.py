@@ -141,7 +141,8 @@ def clustering_scores(X, y, n_clusters: int, n_runs: int = 20, random_state=0,
     else:
         rng = check_random_state(random_state)
         seeds = [int(s) for s in rng.randint(np.iinfo(np.int32).max, size=n_runs)]
-    acc, nmis = [], {norm: [] for norm in NMI_NORMALISATIONS}
+    acc: list[float] = []
+    nmis: dict[str, list[float]] = {norm: [] for norm in NMI_NORMALISATIONS}
     for labels in _seeded_runs(X, n_clusters, seeds, init, max_iter):
         a, n = score_labels(y, labels)
         acc.append(a)

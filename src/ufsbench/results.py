@@ -337,7 +337,7 @@ class TaskLock:
         self.heartbeat = float(heartbeat)
         self.token = f"{socket.gethostname()}:{os.getpid()}:{time.time_ns()}"
         self._stop = threading.Event()
-        self._thread = None
+        self._thread: threading.Thread | None = None
         self.held = False
 
     # -- owner info --------------------------------------------------------------------------

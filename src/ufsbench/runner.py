@@ -282,7 +282,8 @@ def _run_subset_count(task: Task, store: ResultStore, X, y, m: int, fitted=None)
         if runs is None:
             return written  # the method learns no labels: nothing to score this way
         labels, fitted, fit_times = runs
-        acc, nmis = [], {n: [] for n in NMI_NORMALISATIONS}
+        acc: list[float] = []
+        nmis: dict[str, list[float]] = {n: [] for n in NMI_NORMALISATIONS}
         for run_labels in labels:
             a, n = score_labels(y, run_labels)
             acc.append(a)
@@ -303,7 +304,9 @@ def _draws_per_run_result(task: Task, X, y, m: int) -> dict:
     and K-means run i both seeded with the run's seed + i, so the runs' spread covers both
     sources of randomness. ``selected`` is the first draw; every draw is kept."""
     p = task.protocol
-    acc, nmis, draws, fit_time = [], {n: [] for n in NMI_NORMALISATIONS}, [], 0.0
+    acc: list[float] = []
+    nmis: dict[str, list[float]] = {n: [] for n in NMI_NORMALISATIONS}
+    draws, fit_time = [], 0.0
     start = time.perf_counter()
     for seed in range(task.seed, task.seed + p.n_runs):
         selector, seconds = _fit(task, X, m, seed)
@@ -396,7 +399,7 @@ def run_claimed_task(task: Task, X: np.ndarray, y: np.ndarray) -> int | TaskFail
         lock.release()
 
 
-def _indexed(i: int, task: Task, X, y) -> tuple[int, int | None]:
+def _indexed(i: int, task: Task, X, y) -> tuple[int, int | TaskFailure | None]:
     return i, run_claimed_task(task, X, y)
 
 

@@ -94,7 +94,7 @@ def _friedman(values: np.ndarray, friedmanchisquare) -> tuple[float, float]:
 def cliques(mean_ranks: pd.Series, cd: float) -> list[tuple[int, int]]:
     """Maximal runs (i, j) of rank-sorted methods whose mean ranks differ by less than cd."""
     values = mean_ranks.to_numpy()
-    runs = []
+    runs: list[tuple[int, int]] = []
     for i in range(len(values)):
         j = i
         while j + 1 < len(values) and values[j + 1] - values[i] < cd:

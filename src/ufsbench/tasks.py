@@ -11,6 +11,7 @@ import platform
 import subprocess
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -82,7 +83,7 @@ class Task:
     def data_fields(self, selected) -> dict:
         """What a record says beyond the key: the preset its parameters came from, the file its
         data came from and the names of the selected features, when the data has them."""
-        fields = {"preset": self.preset} if self.preset else {}
+        fields: dict[str, Any] = {"preset": self.preset} if self.preset else {}
         if self.data_source:
             fields["data_source"] = self.data_source
         if self.feature_names is not None:
@@ -176,7 +177,7 @@ def _blas() -> str:
 
 
 def plan_tasks(dataset: Dataset, method_cfg: dict, feature_counts, protocol: EvaluationProtocol,
-               seed: int, results_dir: str) -> list[Task]:
+               seed: int, results_dir: str | os.PathLike[str]) -> list[Task]:
     """The tasks of one (dataset, method config), with the pending ones first."""
     return [Task(dataset=dataset.name, method=method_cfg["name"], params=params,
                  feature_counts=list(feature_counts), n_clusters=dataset.n_classes,
