@@ -382,8 +382,8 @@ def test_canonical_bottom_eigvecs_do_not_depend_on_the_solver():
 
     rng = np.random.default_rng(3)
     X = np.vstack([rng.standard_normal((15, 4)) + 40.0 * j for j in range(4)])
-    from ufsbench.methods.ndfs import adaptive_graph
-    S = adaptive_graph(X, 3)
+    from ufsbench.numerics.adaptive_neighbors import adaptive_affinity
+    S = adaptive_affinity(X, 3).toarray()
     assert connected_components_count(S) == 4
     L = laplacian(S, normalized=True)
     dense, sparse = bottom_eigvecs_canonical(L, 2), bottom_eigvecs_canonical(sp.csr_matrix(L), 2)
@@ -392,19 +392,6 @@ def test_canonical_bottom_eigvecs_do_not_depend_on_the_solver():
     starts = sample_starts(60, 2, restarts=4)
     np.testing.assert_array_equal(spectral_clustering_labels(L, 2, starts),
                                   spectral_clustering_labels(sp.csr_matrix(L), 2, starts))
-
-
-def test_adaptive_graph_dense_and_large_paths(data):
-    from ufsbench.methods.ndfs import adaptive_graph
-    from ufsbench.numerics import squared_distances
-    from ufsbench.numerics.adaptive_neighbors import adaptive_neighbor_graph
-
-    A = adaptive_neighbor_graph(squared_distances(data.X), 5)
-    dense = adaptive_graph(data.X, 5)
-    np.testing.assert_allclose(dense, 0.5 * (A + A.T), rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(np.sum(A, axis=1), 1.0)               # rows on the simplex
-    np.testing.assert_allclose(adaptive_graph(data.X, 5, large=True).toarray(), dense,
-                               rtol=1e-10, atol=1e-14)
 
 
 @pytest.mark.parametrize("init, message", [

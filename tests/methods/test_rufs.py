@@ -263,52 +263,6 @@ def test_first_steps_read_back_for_another_setting_with_the_same_ratio(shape, tm
 
 
 # -- the released preset: Qian's projected L-BFGS blocks and the spectral 0/1 start ---------------
-def test_lbfgs_block_minimises_a_quadratic_and_a_non_negative_least_squares():
-    from scipy.optimize import nnls
-
-    from ufsbench.methods.rufs import lbfgs_block
-
-    rng = np.random.default_rng(0)
-    A, b = rng.standard_normal((40, 8)), rng.standard_normal(40)
-
-    def value(x):
-        r = A @ x - b
-        return 0.5 * r @ r, r
-
-    def gradient(x, r):
-        return A.T @ r
-
-    x, g = lbfgs_block(np.zeros(8), value, gradient, projected=False, ftol=1e-14, gtol=1e-10)
-    np.testing.assert_allclose(x, np.linalg.lstsq(A, b, rcond=None)[0], atol=1e-8)
-    x, pg = lbfgs_block(np.ones(8), value, gradient, projected=True, ftol=1e-14, gtol=1e-10)
-    np.testing.assert_allclose(x, nnls(A, b)[0], atol=1e-7)
-    assert x.min() >= 0 and np.linalg.norm(pg) < 1e-6         # the projected gradient vanishes
-
-
-def test_two_loop_with_one_pair_is_the_scaled_bfgs_inverse():
-    from ufsbench.methods.rufs import _two_loop
-
-    rng = np.random.default_rng(1)
-    s, y, g = rng.standard_normal(5), rng.standard_normal(5), rng.standard_normal(5)
-    y += 3 * s                                                   # s.y > 0
-    rho, H0 = 1 / (y @ s), (s @ y) / (y @ y)
-    V = np.eye(5) - rho * np.outer(y, s)
-    H = V.T @ (H0 * np.eye(5)) @ V + rho * np.outer(s, s)
-    np.testing.assert_allclose(_two_loop(g, [(s, y, rho)]), H @ g, rtol=1e-12)
-    np.testing.assert_array_equal(_two_loop(g, []), g)           # no pair: H0 = 1
-
-
-def test_adaptive_affinity_is_the_symmetrised_adaptive_neighbour_graph(data):
-    from ufsbench.methods.rufs import adaptive_affinity
-    from ufsbench.numerics.adaptive_neighbors import adaptive_neighbor_graph
-    from ufsbench.numerics.graphs import squared_distances
-
-    S = adaptive_neighbor_graph(squared_distances(data.X), 5)
-    np.testing.assert_allclose(S.sum(axis=1), 1.0)
-    np.testing.assert_allclose(adaptive_affinity(data.X, 5).toarray(), 0.5 * (S + S.T),
-                               atol=1e-15)
-
-
 def test_given_kmeans_starts_fix_the_start_partition(data):
     from ufsbench.methods.rufs import start_labels
     from ufsbench.numerics.spectral import kmeans_from_sample_starts, spectral_clustering_labels

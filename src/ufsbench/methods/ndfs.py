@@ -55,6 +55,7 @@ from ufsbench.methods.base import (
     register,
 )
 from ufsbench.numerics import graphs, knn_graph, l21_reweight, laplacian, row_norms, sym
+from ufsbench.numerics.adaptive_neighbors import adaptive_affinity
 from ufsbench.numerics.gram_solve import solve_psd
 from ufsbench.numerics.irls import SOLVER_METHODS, smoothed_l21_norm
 from ufsbench.numerics.nmf import multiplicative_step
@@ -142,27 +143,6 @@ def dual_inverse(X: np.ndarray, reg: np.ndarray, factor: np.ndarray | None = Non
     return sym(sla.inv(Y @ Y.T + np.eye(X.shape[0])))
 
 
-def adaptive_weights(dist: np.ndarray, k: int) -> np.ndarray:
-    """Adaptive-neighbour weights (n, k) from each sample's k + 1 nearest squared distances
-    (ascending, itself excluded): (d_{k+1} - d_j) / (k d_{k+1} - sum_{t<=k} d_t), the closed
-    form of ``ufsbench.numerics.adaptive_neighbors`` (uniform 1/k where all k + 1 are equal)."""
-    d_k, d_next = dist[:, :k], dist[:, k:k + 1]
-    denom = k * d_next - d_k.sum(axis=1, keepdims=True)
-    flat = denom <= 1e-12 * np.maximum(np.abs(d_next), 1e-300)
-    return np.where(flat, 1.0 / k, (d_next - d_k) / np.where(flat, 1.0, denom))
-
-
-def adaptive_graph(X: np.ndarray, k: int, large: bool = False):
-    """(A + A^T) / 2 of the adaptive-neighbour graph on X (the graph of the authors' ``NDFS.m``):
-    dense, or CSR when ``large`` (neighbours by the blockwise search, no n x n matrix)."""
-    n = X.shape[0]
-    idx, dist = graphs.nearest_neighbors(X, k + 1, large=large)
-    A = sp.csr_matrix((adaptive_weights(dist, k).ravel(),
-                       (np.repeat(np.arange(n), k), idx[:, :k].ravel())), shape=(n, n))
-    A = 0.5 * (A + A.T)
-    return sp.csr_matrix(A) if large else A.toarray()
-
-
 class MOperator(NamedTuple):
     """M of Eq. (13) for the current D, as the products one iteration needs."""
     times: Callable[[np.ndarray], np.ndarray]           # F -> M F
@@ -234,7 +214,8 @@ class NDFS(UFSSelector):
     * Graph: k = 5, heat kernel exp(-||x_i - x_j||^2 / sigma), ``sigma=None`` = the mean squared
       kNN distance (seed papers: sigma = 1, which underflows on unscaled data; FSASL: the median
       distance); ``graph="adaptive"``: the adaptive-neighbour weights of the authors' code
-      (:func:`adaptive_graph`; ``sigma`` unused). eps = 1e-8 in the reweighting.
+      (``ufsbench.numerics.adaptive_neighbors.adaptive_affinity``; ``sigma`` unused). eps =
+      1e-8 in the reweighting.
     * Stop: when the relative change of J, (J_{t-1} - J_t) / |J_{t-1}|, is at most ``tol``
       (1e-6; an increase also stops), else after ``max_iter`` = 100 iterations (FSASL's fixed
       count) with a ``ConvergenceWarning``. ``tol=None`` runs exactly ``max_iter`` iterations, the
@@ -510,7 +491,8 @@ class NDFS(UFSSelector):
 def sample_graph(X: np.ndarray, *, k: int, sigma, graph: str, large: bool):
     """NDFS's sample graph S: the kNN heat kernel, or the adaptive-neighbour graph."""
     if graph == "adaptive":
-        return adaptive_graph(X, k, large=large)
+        S = adaptive_affinity(X, k, large=large)
+        return S if large else S.toarray()
     build = graphs.sparse_knn_graph if large else knn_graph
     return build(X, k=k, weight="heat", sigma=sigma)
 

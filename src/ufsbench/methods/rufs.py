@@ -57,11 +57,14 @@ from ufsbench.methods.base import (
     register,
 )
 from ufsbench.numerics import l21_reweight, laplacian, row_norms
+from ufsbench.numerics.adaptive_neighbors import adaptive_affinity
 from ufsbench.numerics.gram_solve import solve_gram_plus_diag
 from ufsbench.numerics.graphs import nearest_neighbors, sparse_knn_graph, sq_distances_at
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
 from ufsbench.numerics.irls import smoothed_l21_norm, smoothed_row_norms
+from ufsbench.numerics.lbfgs import lbfgs_block
 from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
+from ufsbench.numerics.sparsity import column_norms
 from ufsbench.numerics.spectral import (
     kmeans_from_sample_starts,
     scaled_indicator,
@@ -150,22 +153,6 @@ def first_steps_from(X: np.ndarray, G: np.ndarray, F: np.ndarray, ratio: float, 
     return W0, W1, norms_r
 
 
-def adaptive_affinity(X: np.ndarray, k: int = 5) -> sp.csr_matrix:
-    """(A + A^T) / 2 of the adaptive-neighbour graph (Nie, Wang & Huang, KDD 2014) on X, sparse:
-    row i of A weights its k nearest samples by (d_{k+1} - d_j) / (k d_{k+1} - sum_{t<=k} d_t)
-    with the squared distances d sorted ascending (the graph ``Robust_unsupervised.m`` builds
-    before its spectral clustering; uniform 1/k where the k + 1 distances are all equal)."""
-    n = X.shape[0]
-    idx, dist = nearest_neighbors(X, k + 1)
-    d_k, d_next = dist[:, :k], dist[:, k:k + 1]
-    denom = k * d_next - d_k.sum(axis=1, keepdims=True)
-    flat = denom <= 1e-12 * np.maximum(np.abs(d_next), 1e-300)
-    weights = np.where(flat, 1.0 / k, (d_next - d_k) / np.where(flat, 1.0, denom))
-    A = sp.csr_matrix((weights.ravel(), (np.repeat(np.arange(n), k), idx[:, :k].ravel())),
-                      shape=(n, n))
-    return sp.csr_matrix(0.5 * (A + A.T))
-
-
 def start_labels(X: np.ndarray, L, n_clusters: int, clustering: str, starts=None,
                  random_state=None, n_init: int = 10) -> np.ndarray:
     """The partition RUFS starts from (0-based labels): K-means on the rows of X, or spectral
@@ -200,91 +187,8 @@ def _centres(X: np.ndarray, G: np.ndarray) -> np.ndarray:
     return F
 
 
-# -- the authors' solver: Qian's projected L-BFGS blocks ----------------------------------------
-#: Constants of Qian's block solvers (RUFS.m): Armijo parameter, backtracking factor, number of
-#: stored pairs, the first step's inverse-Hessian scale, and the |f change| stops of the blocks.
-ARMIJO, BACKTRACK, LBFGS_MEMORY, LBFGS_H0 = 0.2, 0.5, 10, 1.0
+#: The |f change| stops of Qian's W-, G- and F-blocks and the W-block's gradient test (RUFS.m).
 W_BLOCK_FTOL, W_BLOCK_GTOL, GF_BLOCK_TOL = 1e-4, 1e-3, 1e-3
-#: Backtracking halvings before t = 2^-1100 underflows to 0 (Qian's loop ends there too, at
-#: x_t = x, unless the direction is not finite; then it would not end).
-MAX_BACKTRACKS = 1100
-
-
-def _two_loop(grad: np.ndarray, pairs: list) -> np.ndarray:
-    """H grad by the L-BFGS two-loop recursion over the stored (s, y, rho), oldest first, with
-    H0 = (s.y / y.y) of the newest pair (``LBFGS_H0`` when there is none)."""
-    q, a = grad.copy(), []
-    for s, y, rho in reversed(pairs):
-        a.append(rho * np.vdot(s, q))
-        q -= a[-1] * y
-    if pairs:
-        s, y, _ = pairs[-1]
-        q *= np.vdot(s, y) / np.vdot(y, y)
-    else:
-        q *= LBFGS_H0
-    for (s, y, rho), a_i in zip(pairs, reversed(a)):
-        q += (a_i - rho * np.vdot(y, q)) * s
-    return q
-
-
-def lbfgs_block(x: np.ndarray, value, gradient, *, projected: bool, ftol: float,
-                gtol: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Qian's block solver (``UpdateW`` / ``UpdateG`` / ``UpdateF`` of RUFS.m): L-BFGS with
-    Armijo backtracking from t = 1, projected onto x >= 0 when ``projected``.
-
-    ``value(x) -> (f, state)``, ``gradient(x, state) -> g``. Each round: stop when the gradient
-    (projected: its entries where g < 0 or x > 0) has norm <= ``gtol`` (None: no such test);
-    the direction is the two-loop H g (projected: restricted the same way, or the projected
-    gradient itself when that is not a descent direction); backtrack t by ``BACKTRACK`` until
-    f(x_t) <= f(x) + ``ARMIJO`` g.(x_t - x) (unconstrained: ``ARMIJO`` t g.p); stop WITHOUT
-    taking the step when |f(x_t) - f(x)| < ``ftol``. Returns (x, the (projected) gradient at x).
-    A direction along which no step is accepted before t underflows (non-finite values) ends
-    the block at x.
-    """
-    f, state = value(x)
-    g = gradient(x, state)
-    pairs: list = []
-    while True:
-        pg = np.where((g < 0) | (x > 0), g, 0.0) if projected else g
-        if gtol is not None and np.linalg.norm(pg) <= gtol:
-            break
-        r = _two_loop(g, pairs)
-        if projected:
-            r = np.where((r < 0) | (x > 0), r, 0.0)
-            p = -pg if np.vdot(r, g) <= 0 else -r
-        else:
-            p = -r
-        slope = np.vdot(g, p)
-        t = 1.0
-        for _ in range(MAX_BACKTRACKS):
-            x_t = np.maximum(x + t * p, 0.0) if projected else x + t * p
-            f_t, state_t = value(x_t)
-            gain = np.vdot(g, x_t - x) if projected else t * slope
-            if f_t <= f + ARMIJO * gain:
-                break
-            t *= BACKTRACK
-        else:              # t has underflowed (a non-finite direction): no step, the block ends
-            f_t, state_t, x_t = f, state, x
-        if abs(f_t - f) < ftol:
-            break
-        x_prev, g_prev = x, g
-        f, x, state = f_t, x_t, state_t
-        g = gradient(x, state)
-        s, y = x - x_prev, g - g_prev
-        with np.errstate(divide="ignore"):
-            rho = np.float64(1.0) / np.vdot(y, s)
-        pairs = (pairs + [(s, y, rho)])[-LBFGS_MEMORY:]
-    return x, pg
-
-
-def _rows(A: np.ndarray) -> np.ndarray:
-    """Euclidean norms of the rows of A."""
-    return np.sqrt(np.einsum("ij,ij->i", A, A))
-
-
-def _cols(A: np.ndarray) -> np.ndarray:
-    """Euclidean norms of the columns of A."""
-    return np.sqrt(np.einsum("ij,ij->j", A, A))
 
 
 @register("rufs")
@@ -611,9 +515,10 @@ class RUFS(UFSSelector):
         """The objective Qian's code prints and tests: the model's four terms, gamma_f times the
         norms of F's ROWS, mu 1^T G 1 and (zeta/4) ||G^T G - I||_2^2 (spectral norm)."""
         c = G.shape[1]
-        return float(_rows(G @ F - X).sum() + self.gamma_f * _rows(F).sum() + self.mu * G.sum()
-                     + np.sum(G * (L @ G)) + self.alpha * _rows(X @ W - G).sum()
-                     + self.beta * _rows(W).sum()
+        return float(row_norms(G @ F - X).sum() + self.gamma_f * row_norms(F).sum()
+                     + self.mu * G.sum()
+                     + np.sum(G * (L @ G)) + self.alpha * row_norms(X @ W - G).sum()
+                     + self.beta * row_norms(W).sum()
                      + 0.25 * self.zeta * np.linalg.norm(G.T @ G - np.eye(c), 2) ** 2)
 
     def _qian_initial_gradient_norm(self, X, L, G, F, W) -> float:
@@ -622,18 +527,18 @@ class RUFS(UFSSelector):
         G - X W (the block solver uses X W - G)."""
         eps = float(self.eps)
         R = G @ F - X
-        r_f = _rows(R)
-        grad_f = G.T @ (R / r_f[:, None]) + self.gamma_f * F / (_cols(F) + eps)[None, :]
+        r_f = row_norms(R)
+        grad_f = G.T @ (R / r_f[:, None]) + self.gamma_f * F / (column_norms(F) + eps)[None, :]
         grad_g = self._g_gradient(G, F, W, L, R, r_f, G - X @ W)
         H = G - X @ W
-        grad_w = (self.alpha * X.T @ (H / _rows(H)[:, None])
-                  + self.beta * W / (_rows(W) + eps)[:, None])
+        grad_w = (self.alpha * X.T @ (H / row_norms(H)[:, None])
+                  + self.beta * W / (row_norms(W) + eps)[:, None])
         return float(np.sqrt(np.sum(grad_f ** 2) + np.sum(grad_g ** 2) + np.sum(grad_w ** 2)))
 
     def _g_gradient(self, G, F, W, L, R, r_f, H) -> np.ndarray:
         c = G.shape[1]
         return (R @ F.T / r_f[:, None] + self.mu + 2 * (L @ G)
-                + self.alpha * H / _rows(H)[:, None] + self.zeta * G @ (G.T @ G - np.eye(c)))
+                + self.alpha * H / row_norms(H)[:, None] + self.zeta * G @ (G.T @ G - np.eye(c)))
 
     def _w_block(self, X, G, W):
         """Qian's UpdateW: alpha sum_i ||x_i W - g_i|| + beta sum_r ||w^r||, unconstrained."""
@@ -641,7 +546,7 @@ class RUFS(UFSSelector):
 
         def value(W):
             R = X @ W - G
-            r, phi = _rows(R), _rows(W)
+            r, phi = row_norms(R), row_norms(W)
             return a * r.sum() + b * phi.sum(), (R, r, phi)
 
         def gradient(W, state):
@@ -659,7 +564,7 @@ class RUFS(UFSSelector):
 
         def value(G):
             R, H = G @ F - X, G - XW
-            r_f, r_h = _rows(R), _rows(H)
+            r_f, r_h = row_norms(R), row_norms(H)
             phi = (self.mu * G.sum() + np.sum(G * (L @ G)) + self.alpha * r_h.sum()
                    + 0.25 * self.zeta * np.sum((G.T @ G - np.eye(c)) ** 2))
             return r_f.sum() + phi, (R, r_f, H)
@@ -676,12 +581,12 @@ class RUFS(UFSSelector):
         code, every gradient divides the residual rows by their norms at the block's START (the
         norms are not refreshed inside the block), and there is no gradient test."""
         eps, gamma_f = float(self.eps), float(self.gamma_f)
-        r_start = _rows(G @ F - X)
+        r_start = row_norms(G @ F - X)
 
         def value(F):
             R = G @ F - X
-            phi = _cols(F)
-            return _rows(R).sum() + gamma_f * phi.sum(), (R, phi)
+            phi = column_norms(F)
+            return row_norms(R).sum() + gamma_f * phi.sum(), (R, phi)
 
         def gradient(F, state):
             R, phi = state

@@ -1,5 +1,6 @@
 """The adaptive-neighbour similarity graph of Nie, Wang & Huang ("Clustering and projected clustering
-with adaptive neighbors", KDD 2014), used as the prior graph S of the optimal-graph methods.
+with adaptive neighbors", KDD 2014), used as the prior graph S of the optimal-graph methods and
+as the graph of the authors' NDFS and RUFS code.
 
 Row i solves min_{s_i in simplex} sum_j d_ij s_ij + gamma_i ||s_i||^2 with gamma_i chosen so that
 s_i has exactly k non-zeros; the closed form (KDD 2014, Eq. (17)-(20); SOGFS Eq. (26)) is
@@ -7,37 +8,74 @@ s_i has exactly k non-zeros; the closed form (KDD 2014, Eq. (17)-(20); SOGFS Eq.
     s_ij = (d_{i,k+1} - d_ij) / (k d_{i,k+1} - sum_{t<=k} d_it)   for the k nearest j, else 0,
 
 with d_ij the squared Euclidean distances sorted ascending per row (the sample itself excluded).
-Import it by its module path (``from ufsbench.numerics.adaptive_neighbors import ...``).
+:func:`adaptive_weights` is that formula, once; :func:`adaptive_neighbor_graph` applies it to
+an n x n distance matrix (row-stochastic, not symmetric), :func:`adaptive_affinity` to the
+samples themselves ((A + A^T) / 2, sparse, no n x n matrix on large n).
+Import them by their module path (``from ufsbench.numerics.adaptive_neighbors import ...``).
 """
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
-from ufsbench.numerics.graphs import knn_indices
+from ufsbench.numerics.graphs import knn_indices, nearest_neighbors
+
+
+def adaptive_weights(dist: np.ndarray, k: int) -> np.ndarray:
+    """The closed-form weights (n, k) from each sample's k + 1 nearest squared distances.
+
+    Parameters
+    ----------
+    dist : ndarray (n, >= k + 1)
+        Squared distances to the nearest samples, ascending per row (the sample itself
+        excluded); columns after the (k + 1)-th are not read.
+    k : int
+        Neighbours per row.
+
+    Returns
+    -------
+    ndarray (n, k)
+        (d_{k+1} - d_j) / (k d_{k+1} - sum_{t<=k} d_t); a row whose k + 1 distances are all
+        equal (zero denominator, up to 1e-12 relative) gets the uniform weights 1/k.
+    """
+    d_k, d_next = dist[:, :k], dist[:, k:k + 1]
+    denom = k * d_next - d_k.sum(axis=1, keepdims=True)
+    flat = denom <= 1e-12 * np.maximum(np.abs(d_next), 1e-300)
+    return np.where(flat, 1.0 / k, (d_next - d_k) / np.where(flat, 1.0, denom))
 
 
 def adaptive_neighbor_graph(distances: np.ndarray, k: int) -> np.ndarray:
     """Row-stochastic (n, n) graph with k non-zeros per row from squared distances (n, n).
 
     Not symmetric (symmetrise with (S + S^T) / 2 when a Laplacian is needed). Neighbours and ties
-    follow :func:`knn_indices` (stable, by index). A row whose k+1 nearest distances are all equal
-    (zero denominator) gets uniform weights 1/k on its k nearest neighbours.
+    follow :func:`knn_indices` (stable, by index). With k >= n - 1 every other sample is a
+    neighbour and d_{k+1} is taken as the largest distance plus 1.
     """
     n = distances.shape[0]
     idx = knn_indices(distances, min(k + 1, n - 1))
     rows = np.arange(n)[:, None]
     d_sorted = distances[rows, idx]
     if idx.shape[1] <= k:            # n - 1 <= k: every other sample is a neighbour
-        d_kp1 = d_sorted[:, -1:] + 1.0
-        nbrs, d_k = idx, d_sorted
         k = idx.shape[1]
+        nbrs, d_sorted = idx, np.hstack([d_sorted, d_sorted[:, -1:] + 1.0])
     else:
-        nbrs, d_k, d_kp1 = idx[:, :k], d_sorted[:, :k], d_sorted[:, k:k + 1]
-    numer = d_kp1 - d_k
-    denom = k * d_kp1 - d_k.sum(axis=1, keepdims=True)
-    flat = denom[:, 0] <= 1e-12 * np.maximum(np.abs(d_kp1[:, 0]), 1e-300)
-    weights = np.where(flat[:, None], 1.0 / k, numer / np.where(flat[:, None], 1.0, denom))
+        nbrs = idx[:, :k]
     S = np.zeros((n, n))
-    S[rows, nbrs] = weights
+    S[rows, nbrs] = adaptive_weights(d_sorted, k)
     return S
+
+
+def adaptive_affinity(X: np.ndarray, k: int = 5, large: bool | None = None) -> sp.csr_matrix:
+    """(A + A^T) / 2 of the adaptive-neighbour graph A on the rows of X, as a CSR matrix.
+
+    Neighbours and distances come from :func:`ufsbench.numerics.graphs.nearest_neighbors`
+    (``large``: None chooses the dense or the blockwise search by size, True / False forces
+    one); on the dense path A is ``adaptive_neighbor_graph(squared_distances(X), k)``. Needs
+    k + 1 <= n - 1.
+    """
+    n = X.shape[0]
+    idx, dist = nearest_neighbors(X, k + 1, large=large)
+    A = sp.csr_matrix((adaptive_weights(dist, k).ravel(),
+                       (np.repeat(np.arange(n), k), idx[:, :k].ravel())), shape=(n, n))
+    return sp.csr_matrix(0.5 * (A + A.T))

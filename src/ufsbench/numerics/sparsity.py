@@ -10,6 +10,11 @@ def row_norms(W: np.ndarray) -> np.ndarray:
     return np.sqrt(np.einsum("ij,ij->i", W, W))
 
 
+def column_norms(W: np.ndarray) -> np.ndarray:
+    """l2 norm of every column of W."""
+    return np.sqrt(np.einsum("ij,ij->j", W, W))
+
+
 def l21_norm(W: np.ndarray) -> float:
     """||W||_{2,1} = sum_i ||w_i||_2."""
     return float(row_norms(W).sum())
