@@ -310,36 +310,6 @@ def test_config_matches_paper_grid():
 
 
 # -- the released preset's switches: the fuzzy c-means start, a given G0, X + |min X|, ridge ----
-def test_fuzzy_cmeans_ends_at_a_fixed_point_of_its_update(data):
-    from ufsbench.methods.scfs import fuzzy_cmeans
-
-    rng = np.random.RandomState(0)
-    u0 = rng.rand(3, data.X.shape[0])
-    U = fuzzy_cmeans(data.X, u0 / u0.sum(axis=0), m=2.0, error=1e-10, max_iter=1000)
-    np.testing.assert_allclose(U.sum(axis=0), 1.0, rtol=1e-12)
-    # one more step from U (the centres as U^m-weighted means, U_ji ~ d_ji^(-2/(m-1))) stays put
-    um = U ** 2
-    centres = um @ data.X / um.sum(axis=1)[:, None]
-    dist = np.linalg.norm(data.X[None, :, :] - centres[:, None, :], axis=2)
-    again = dist ** -2.0 / np.sum(dist ** -2.0, axis=0)
-    np.testing.assert_allclose(again, U, atol=1e-8)
-
-
-def test_cmeans_start_with_the_authors_fuzzifier_is_the_hard_partition_scaled(data):
-    from ufsbench.methods.scfs import cmeans_start
-
-    G0 = cmeans_start(data.X, 3, np.random.RandomState(1))
-    labels = G0.argmax(axis=1)
-    sizes = np.bincount(labels, minlength=3)
-    # m = 1.0005: memberships 0/1 up to round-off, G0_ij = U_ji / sqrt(sum_i U_ji)
-    np.testing.assert_allclose(np.sort(G0, axis=1)[:, :2], 0.0, atol=1e-12)
-    np.testing.assert_allclose(G0.max(axis=1), 1 / np.sqrt(sizes[labels]), rtol=1e-9)
-    # m -> 1 is hard K-means: every sample is nearest to the mean of its own cluster
-    means = np.array([data.X[labels == j].mean(axis=0) for j in range(3)])
-    dist = np.linalg.norm(data.X[:, None, :] - means[None], axis=2)
-    np.testing.assert_array_equal(dist.argmin(axis=1), labels)
-
-
 def _reference_case(name):
     from ufsbench.conformance import load_case, reference_dir
 
@@ -353,7 +323,7 @@ def _reference_case(name):
 @pytest.mark.parametrize("case_id", ["scfs__jaffe__a1_b1_seed1", "scfs__srbct__a1_b1_seed2"])
 def test_cmeans_start_draws_the_authors_u0_and_reaches_their_G0(case_id):
     from ufsbench.conformance import case_data
-    from ufsbench.methods.scfs import cmeans_start
+    from ufsbench.numerics.fuzzy_cmeans import cmeans_start
 
     case = _reference_case(case_id)
     X = case_data(case)

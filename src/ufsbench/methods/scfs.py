@@ -39,7 +39,6 @@ from numbers import Real
 import numpy as np
 from scipy import linalg as sla
 from scipy import sparse
-from scipy.spatial.distance import cdist
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
@@ -47,6 +46,8 @@ from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import POSITIVE_INT, UFSSelector, register
 from ufsbench.numerics import l21_norm, l21_reweight, row_norms
+from ufsbench.numerics.cg import block_pcg
+from ufsbench.numerics.fuzzy_cmeans import cmeans_start
 from ufsbench.numerics.gram_solve import data_gram, solve_gram_plus_diag, solve_psd
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
 from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
@@ -62,11 +63,6 @@ PREPROCESS = ("none", "shift", "offset")
 DEPRECATED = "deprecated"
 #: Constant added to the K-means indicator matrix so that no entry of G0 is 0 (a 0 never moves).
 INIT_OFFSET = 0.2
-#: The fuzzy c-means start of the authors' code: ``skfuzzy.cluster.cmeans(X.T, c, m=1.0005,
-#: error=1e-4, maxiter=300)`` (fuzzifier, stop on ||U - U_prev||_F < error, iteration cap).
-CMEANS_FUZZIFIER = 1.0005
-CMEANS_ERROR = 1e-4
-CMEANS_MAX_ITER = 300
 
 
 def scfs_w_step(X: np.ndarray, G: np.ndarray, d: np.ndarray, alpha: float, beta: float,
@@ -195,26 +191,8 @@ class WStep:
         """Y with (I + X diag(inv) X^T) Y = G by preconditioned CG from Y (``precondition``
         applies the inverse of the preconditioner); None when ``max_iter`` steps leave a
         column's relative residual above ``CG_RTOL``."""
-        def apply(V):
-            return V + self.Xop @ (inv[:, None] * (self.XT @ V))
-
-        target = CG_RTOL * np.linalg.norm(G, axis=0)
-        Y = Y.copy()
-        R = G - apply(Y)
-        Z = precondition(R)
-        P, rz = Z.copy(), np.einsum("ij,ij->j", R, Z)
-        for _ in range(max_iter):
-            if np.all(np.linalg.norm(R, axis=0) <= target):
-                return Y
-            AP = apply(P)
-            step = rz / np.einsum("ij,ij->j", P, AP)
-            Y += step * P
-            R -= step * AP
-            Z = precondition(R)
-            rz_new = np.einsum("ij,ij->j", R, Z)
-            P = Z + (rz_new / rz) * P
-            rz = rz_new
-        return Y if np.all(np.linalg.norm(R, axis=0) <= target) else None
+        return block_pcg(lambda V: V + self.Xop @ (inv[:, None] * (self.XT @ V)), G, Y,
+                         precondition, CG_RTOL, max_iter)
 
 
 def scfs_objective(X: np.ndarray, G: np.ndarray, W: np.ndarray, alpha: float, beta: float,
@@ -261,48 +239,6 @@ def _reconstruction_error(X: np.ndarray, G: np.ndarray, block_cells: int = 1 << 
         block = X[start:start + rows] - G[start:start + rows] @ GtX
         total += float(np.einsum("ij,ij->", block, block))
     return total
-
-
-def fuzzy_cmeans(X: np.ndarray, u0: np.ndarray, m: float = CMEANS_FUZZIFIER,
-                 error: float = CMEANS_ERROR, max_iter: int = CMEANS_MAX_ITER) -> np.ndarray:
-    """Fuzzy c-means memberships U (c x n, columns sum to 1) from the start ``u0`` (c x n).
-
-    The steps of scikit-fuzzy's ``cmeans`` (Ross, Fuzzy Logic with Engineering Applications,
-    eqs. 10.28-10.35), which the authors' code calls: per iteration the columns of U are
-    normalised and floored at machine epsilon, the centres are the U^m-weighted means of the
-    samples, and U_ji is proportional to d_ji^(-2/(m-1)) for the Euclidean distances d_ji of
-    sample i to centre j, evaluated as scikit-fuzzy does (distances scaled by their column maximum
-    and minimum before the power, so that m close to 1, where the exponent is -4000, neither
-    overflows nor underflows). Stops when ||U - U_prev||_F < ``error`` or after ``max_iter``.
-    """
-    tiny = np.finfo(np.float64).eps
-    u = np.fmax(u0, tiny)
-    for _ in range(int(max_iter)):
-        previous = u
-        um = np.fmax(previous / previous.sum(axis=0, keepdims=True), tiny) ** m
-        centres = (um @ X) / um.sum(axis=1)[:, None]
-        dist = np.fmax(cdist(X, centres).T, tiny)                  # c x n
-        u = _normalised_power_columns(dist, -2.0 / (m - 1.0))
-        if np.linalg.norm(u - previous) < error:
-            break
-    return u
-
-
-def _normalised_power_columns(dist: np.ndarray, exponent: float) -> np.ndarray:
-    """Columns of dist**exponent (exponent < 0) normalised to sum 1, without overflow: each
-    column is scaled to [eps, 1] by its maximum, then to [1, 1/eps] by its minimum."""
-    x = np.fmax(dist / dist.max(axis=0, keepdims=True), np.finfo(np.float64).eps)
-    x = (x / x.min(axis=0, keepdims=True)) ** exponent
-    return x / x.sum(axis=0, keepdims=True)
-
-
-def cmeans_start(X: np.ndarray, n_clusters: int, rng: np.random.RandomState) -> np.ndarray:
-    """G0 of the authors' code: fuzzy c-means from u0 = uniform [0, 1) draws (``rng.rand(c, n)``,
-    the draws ``np.random.seed(s); np.random.rand(c, n)`` make for ``rng = RandomState(s)``) with
-    columns normalised, then G0_ij = U_ji / sqrt(sum_i U_ji)."""
-    u0 = rng.rand(n_clusters, X.shape[0])
-    U = fuzzy_cmeans(X, u0 / u0.sum(axis=0, keepdims=True))
-    return (U / np.sqrt(U.sum(axis=1, keepdims=True))).T
 
 
 def scfs_start(X: np.ndarray, n_clusters: int, init: str = "kmeans",
