@@ -161,7 +161,7 @@ def _planted_section(planted: pd.DataFrame | None) -> list[str]:
 
     parts = ["<h2>Planted features</h2>"]
     table = planted_table(planted) if planted is not None and len(planted) else None
-    if table is None or table.empty:
+    if planted is None or table is None or table.empty:
         return parts + ['<p class="note">No planted-feature results in this store: '
                         '<code>ufsbench planted</code> runs the suite.</p>']
     regimes = "; ".join(f"{name}: {text}" for name, text in REGIMES.items())

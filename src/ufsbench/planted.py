@@ -111,10 +111,11 @@ def _with_copies(p: dict, seed: int) -> Dataset:
     # A generator of its own (seeded apart from the base data's) for the copies' noise and
     # the column order.
     rng = np.random.default_rng([int(seed), 3])
-    signals = base.X[:, base.informative]
+    informative = _planted_columns(base)
+    signals = base.X[:, informative]
     group = np.repeat(signals, copies + 1, axis=1)
     group += p["copy_noise"] * rng.standard_normal(group.shape)
-    noise = np.delete(base.X, base.informative, axis=1)
+    noise = np.delete(base.X, informative, axis=1)
     X = np.hstack([group, noise])
     order = rng.permutation(X.shape[1])          # column j of the result is column order[j]
     where = np.argsort(order)                    # where each column of X went
@@ -147,10 +148,18 @@ def precision_at_m(selected, planted, groups=None) -> float:
     return float(np.isin(selected, planted).sum() / selected.size)
 
 
+def _planted_columns(data: Dataset) -> np.ndarray:
+    """The planted feature indices of synthetic data (:func:`make_planted`), or one line when
+    the data set has none."""
+    if data.informative is None:
+        raise UFSBenchError(f"{data.name} has no planted features")
+    return data.informative
+
+
 def n_planted(data: Dataset) -> int:
     """m: the number of planted signals (of interchangeable column groups when there are)."""
     groups = data.meta.get("groups")
-    return len(groups) if groups is not None else len(data.informative)
+    return len(groups) if groups is not None else len(_planted_columns(data))
 
 
 # -- settings --------------------------------------------------------------------------------
@@ -316,8 +325,8 @@ def load_planted(results_dir=None) -> pd.DataFrame:
     root = ResultStore(results_dir).root / PLANTED_DIR
     rows, defaults = [], {}
     for path in sorted(root.glob("*/*/*.json")) if root.is_dir() else []:
-        payload = read_keyed(path)
-        key = (payload or {}).get("key") or {}
+        payload = read_keyed(path) or {}
+        key = payload.get("key") or {}
         if key.get("kind") != "planted":
             continue
         method = key["method"]

@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -108,7 +110,7 @@ def with_record_fields(df: pd.DataFrame, *fields: str) -> pd.DataFrame:
     from each row's JSON record (the ``path`` column), absent fields as None.
     """
     out = df.copy()
-    values = {name: [] for name in fields}
+    values: dict[str, list[Any]] = {name: [] for name in fields}
     for path in out["path"]:
         record = ResultStore.read(Path(path)) or {}
         for name in fields:
@@ -180,7 +182,7 @@ def counts_figure(df: pd.DataFrame, metric: str = "acc", rule: str = "paper",
         ax.set_xlabel("number of selected features")
         ax.set_ylabel(f"{METRICS[metric]} (%)")
         ax.grid(alpha=0.3)
-    handles = {}
+    handles: dict[str, Any] = {}  # legend label -> its first artist
     for ax in axes:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(label, handle)
@@ -360,7 +362,12 @@ def admm_figure(histories: dict[str, np.ndarray], m: int, dataset: str,
 
 
 # -- selected pixels -------------------------------------------------------------------------
-def image_layout(dataset: str) -> tuple[tuple[int, int], str]:
+#: The ``order`` of a registry entry's ``image:`` (any case): how numpy's reshape reads a row of
+#: X as pixels, C row by row, F column by column.
+_IMAGE_ORDERS: dict[str, Literal["C", "F", "A"]] = {"C": "C", "F": "F", "A": "A"}
+
+
+def image_layout(dataset: str) -> tuple[tuple[int, int], Literal["C", "F", "A"]]:
     """(shape, order) of a data set's images from its registry entry, or a clear error."""
     from ufsbench.datasets import dataset_entry
 
@@ -368,7 +375,12 @@ def image_layout(dataset: str) -> tuple[tuple[int, int], str]:
     if not image:
         raise UFSBenchError(f"{dataset} is not an image data set (no image: entry in its "
                             f"registry file); pixel plots need one, e.g. coil20, orl, umist, usps")
-    return (int(image["shape"][0]), int(image["shape"][1])), str(image.get("order", "C"))
+    given = str(image.get("order", "C"))
+    order = _IMAGE_ORDERS.get(given.upper())
+    if order is None:
+        raise UFSBenchError(f"{dataset}: image order {given!r} must be C (row by row) or F "
+                            f"(column by column)")
+    return (int(image["shape"][0]), int(image["shape"][1])), order
 
 
 def selected_sets(df: pd.DataFrame, dataset: str, methods=None, counts=None,
@@ -434,7 +446,8 @@ def pixels_figure(df: pd.DataFrame, dataset: str, methods=None, counts=None, sam
     return fig
 
 
-def _pixel_overlay(selected, n_features: int, shape, order: str) -> np.ndarray:
+def _pixel_overlay(selected, n_features: int, shape: tuple[int, int],
+                   order: Literal["C", "F", "A"]) -> np.ndarray:
     """An RGBA image: opaque red at the selected pixels, transparent elsewhere."""
     mask = np.zeros(n_features, dtype=bool)
     mask[np.asarray(selected, dtype=int)] = True
@@ -504,7 +517,7 @@ class FigureSpec:
     section: str    # counts, ranks, convergence, sensitivity, pixels
     title: str
     stem: str
-    build: object   # () -> Figure; raises UFSBenchError when the results cannot support it
+    build: Callable[..., Figure]  # () -> Figure; raises UFSBenchError when the results cannot support it
 
 
 def standard_figures(df: pd.DataFrame, summary: str = "mean", download: bool = False,

@@ -295,10 +295,12 @@ def run_smoke(datasets: list[str], methods: list[str], data_dir=None,
               progress: bool = True) -> pd.DataFrame:
     """One row per check (see :func:`smoke_checks`); Ctrl-C raises :class:`SmokeInterrupted`
     holding the rows of the checks that finished."""
-    from ufsbench.datasets import load_dataset
+    from ufsbench.datasets import Dataset, load_dataset
 
     checks = smoke_checks(datasets, methods, data_dir)
-    rows, loaded, started = [], {}, time.perf_counter()
+    rows: list[dict] = []
+    loaded: dict[str, Dataset] = {}
+    started = time.perf_counter()
     try:
         for ds_name, method, label, setting, m in checks:
             if ds_name not in loaded:

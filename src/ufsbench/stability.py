@@ -406,9 +406,10 @@ def run_stability(dataset, method: str, params: dict, counts, n_subsamples: int 
     for m in counts:
         mine = [u for u in units if m in u.counts]
         found = [_stored_selection(results_dir, u) for u in mine]
-        if any(f is None for f in found):
+        selections = [f for f in found if f is not None]
+        if len(selections) < len(found):
             continue
-        scores = stability_scores([f[m] for f in found], dataset.n_features, alpha)
+        scores = stability_scores([f[m] for f in selections], dataset.n_features, alpha)
         payloads = [read_keyed(fit_path(results_dir, u.key)) or {} for u in mine]
         key = stability_key(dataset, method, params, m, n_subsamples, fraction, seed)
         result = {**asdict(scores), "fits": len(mine),
@@ -492,7 +493,7 @@ def stability_frame(df: pd.DataFrame, value: str = "phi") -> pd.DataFrame:
     if df.empty:
         return pd.DataFrame()
     df = df[~df["stale"]]
-    cells = {}
+    cells: dict[str, dict[str, str]] = {}
     for row in df.itertuples(index=False):
         text = format_phi(row.phi, row.ci_low, row.ci_high) if value == "phi" \
             else f"{row.jaccard:.2f}"

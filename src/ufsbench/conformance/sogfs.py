@@ -33,7 +33,7 @@ SLOW_CASES = {"sogfs__jaffe__g1_m338"}
 #: (Octave 7.3.0 / OpenBLAS 0.3.21, AMD EPYC; runs in this order: 1 thread, 2 threads, then
 #: 1 thread on X * (1 + 1e-15 N(0, 1)) with randn('state', s), s = 1, 2 (3, 4)); h = m is the
 #: set of m. The gamma = 1 run with 2 threads even stopped one outer iteration earlier.
-AUTHORS_RERUNS = {
+AUTHORS_RERUNS: dict[str, dict[int, tuple[int, ...]]] = {
     "sogfs__jaffe__g100_m338": {338: (275, 271, 275, 275)},
     "sogfs__jaffe__g1_m338": {50: (39, 39, 40, 40, 43, 42), 100: (86, 87, 87, 78, 85, 83),
                               338: (286, 284, 281, 280, 278, 282)},

@@ -149,7 +149,7 @@ def _pick_label_column(path: Path, columns: list, label) -> object | None:
                     f"unlabelled data)")
 
 
-def _table_data(path: Path, fmt: str, label) -> tuple[np.ndarray, np.ndarray | None, list, str]:
+def _table_data(path: Path, fmt: str, label) -> tuple[np.ndarray, np.ndarray | None, list[str], str]:
     import pandas as pd
 
     df = _read_table(path, fmt)
@@ -282,6 +282,7 @@ def read_data_file(path: str | os.PathLike, fmt: str | None = None, label="auto"
     none), the label column used, and the format: everything checked, one DataError line if not."""
     path = resolve_path(path)
     fmt = file_format(path, fmt)
+    names: list[str] | None
     if fmt in ("csv", "tsv", "parquet"):
         X, y, names, used = _table_data(path, fmt, label)
     elif fmt in ("npz", "npy"):
