@@ -139,7 +139,7 @@ def run_experiment(exp: dict, results_dir: str, n_jobs: int = -1, data_dir=None,
     from ufsbench.runner import run_sweep
 
     exp = selected_methods(exp, only_methods)
-    stats = {}
+    stats: dict[str, dict] = {}
     if not exp["rows"]:          # none of only_methods in this experiment: no data set to load
         return stats
     for published_id, name in selected_datasets(exp, only_datasets).items():

@@ -124,7 +124,9 @@ def keep_rounding(cells: pd.DataFrame, md_path: Path) -> pd.DataFrame:
     own = _own_labels_rows(cells)
     for i, cell in cells.iterrows():
         row = shown.get((cell["table"], cell["dataset"], _method_label(cell, own)))
-        for column, (mean_col, std_col) in DISPLAYED.items() if row else ():
+        if row is None:
+            continue
+        for column, (mean_col, std_col) in DISPLAYED.items():
             value, spread = _shown_numbers(row.get(column, ""))
             cells.at[i, mean_col] = _within(cell[mean_col], value)
             if std_col:
@@ -143,7 +145,7 @@ def _row_ids(exp: dict, methods=(), rows=()) -> list[str]:
 
 def _ordered(exp: dict, cells: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
     """Cells in the order :func:`compare` lists them (table, data set, row), scorings kept."""
-    order = {}
+    order: dict[tuple[str, str, str], int] = {}
     for i, entry in enumerate(table_entries(exp, published)):
         order.setdefault((entry["table"], entry["dataset"], entry["row"]["row"]), i)
     position = [order.get(key, len(order)) for key in
