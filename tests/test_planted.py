@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import f_oneway
 
@@ -90,6 +91,24 @@ def test_suite_reports_default_and_best_grid_and_resumes(tmp_path, monkeypatch):
     again = run_planted(["variance", "random", "ls"], ["high_variance", "zscored"], [0, 1],
                         thin=1, results_dir=tmp_path, design=SMALL)
     assert again.drop(columns="fit_time").equals(fits.drop(columns="fit_time"))
+
+
+def test_a_cell_missing_seeds_falls_back_to_the_seeds_it_has_and_says_so():
+    from ufsbench.planted import markdown_report
+
+    rows = [("wide", seed, "sogfs", "{}", True, p, 1.0, None)
+            for seed, p in [(0, 0.5)]]                          # one of three seeds finished
+    rows += [("wide", seed, "ls", "{}", True, 0.1 * seed, 1.0, None) for seed in range(3)]
+    rows += [("wide", 1, "ls", '{"k": 3}', False, 0.9, 1.0, None)]  # not on every seed
+    fits = pd.DataFrame(rows, columns=["regime", "seed", "method", "params", "is_default",
+                                       "precision", "fit_time", "error"])
+    table = planted_table(fits, [0, 1, 2]).set_index(["method", "rule"])
+    assert table.loc[("sogfs", "default"), "n_seeds"] == 1
+    assert table.loc[("sogfs", "default"), "precision_mean"] == 0.5
+    assert table.loc[("ls", "default"), "n_seeds"] == 3
+    assert table.loc[("ls", "best"), "precision_mean"] == pytest.approx(0.1)  # all seeds only
+    text = markdown_report(table.reset_index(), fits, "test", [0, 1, 2], 1, [])
+    assert "0.50 (1 of 3 seeds)" in text and "0.10 (" not in text
 
 
 def test_command_writes_table_and_heatmap_and_refuses_bad_input(tmp_path, capsys):

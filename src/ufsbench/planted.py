@@ -346,9 +346,10 @@ def load_planted(results_dir=None) -> pd.DataFrame:
 def planted_table(fits: pd.DataFrame, seeds=None) -> pd.DataFrame:
     """Per method, regime and rule (``default``, ``best``): mean and std of precision@m over
     the seeds, the number of seeds and of grid settings. ``best`` is the grid point with the
-    highest mean over the seeds (chosen with the ground truth: optimistic). A cell needs every
-    seed of ``seeds`` (default: every seed in ``fits``) at that setting; settings missing a seed
-    are left out of the best, and a default missing one leaves its cell empty."""
+    highest mean over the seeds (chosen with the ground truth: optimistic). A cell uses the
+    settings finished on every seed of ``seeds`` (default: every seed in ``fits``); where no
+    setting is, it falls back to the settings finished on the most seeds and says so through
+    ``n_seeds`` (fewer than ``len(seeds)``: a partial cell, marked in the report)."""
     columns = ["method", "regime", "rule", "precision_mean", "precision_std", "n_seeds",
                "n_settings", "params"]
     done = fits.dropna(subset=["precision"]) if len(fits) else fits
@@ -360,25 +361,37 @@ def planted_table(fits: pd.DataFrame, seeds=None) -> pd.DataFrame:
         per = part.groupby("params").agg(mean=("precision", "mean"), std=("precision", "std"),
                                          n=("seed", "nunique"),
                                          default=("is_default", "first"))
-        per = per[per["n"] == len(seeds)]
-        if per.empty:
-            continue
+        n_seeds = len(seeds) if (per["n"] == len(seeds)).any() else int(per["n"].max())
+        per = per[per["n"] == n_seeds]
         default = per[per["default"]]
         if len(default):
             rows.append([method, regime, "default", default["mean"].iloc[0],
-                         default["std"].iloc[0], len(seeds), 1, default.index[0]])
+                         default["std"].iloc[0], n_seeds, 1, default.index[0]])
         best = per.sort_values("mean", ascending=False, kind="stable").iloc[:1]
         rows.append([method, regime, "best", best["mean"].iloc[0], best["std"].iloc[0],
-                     len(seeds), len(per), best.index[0]])
+                     n_seeds, len(per), best.index[0]])
     return pd.DataFrame(rows, columns=columns)
 
 
-def precision_frame(table: pd.DataFrame, rule: str) -> pd.DataFrame:
-    """Methods x regimes of mean precision@m under one rule (NaN where not finished)."""
+def precision_frame(table: pd.DataFrame, rule: str, values: str = "precision_mean"
+                    ) -> pd.DataFrame:
+    """Methods x regimes of mean precision@m (or another column, e.g. ``n_seeds``) under one
+    rule (NaN where not finished)."""
     part = table[table["rule"] == rule]
-    frame = part.pivot(index="method", columns="regime", values="precision_mean")
+    frame = part.pivot(index="method", columns="regime", values=values)
     return frame.reindex(index=sorted(frame.index),
                          columns=[r for r in REGIMES if r in frame.columns])
+
+
+def _cell_texts(table: pd.DataFrame, rule: str, n_seeds: int) -> pd.DataFrame:
+    """The report's cells: the mean to two decimals, "(k of N seeds)" on a partial cell."""
+    means = precision_frame(table, rule)
+    counts = precision_frame(table, rule, "n_seeds").reindex_like(means)
+    return pd.DataFrame(
+        [["—" if pd.isna(v) else f"{v:.2f}" + ("" if pd.isna(k) or int(k) >= n_seeds
+                                                 else f" ({int(k)} of {n_seeds} seeds)")
+          for v, k in zip(means.loc[m], counts.loc[m])] for m in means.index],
+        index=means.index, columns=means.columns)
 
 
 def heatmap(table: pd.DataFrame, caption: str = ""):
@@ -448,10 +461,9 @@ def markdown_report(table: pd.DataFrame, fits: pd.DataFrame, command: str, seeds
               (f"Grids: each method's config grid{_thinned(thin)}; the best grid point is "
                "chosen with the ground truth, so that table is optimistic by construction."), ""]
     for rule, label in RULE_LABELS.items():
-        frame = precision_frame(table, rule) if len(table) else pd.DataFrame()
+        frame = _cell_texts(table, rule, len(list(seeds))) if len(table) else pd.DataFrame()
         lines += [f"## Precision@m — {label}", "",
-                  tabulate(frame.map(lambda v: "—" if pd.isna(v) else f"{v:.2f}"),
-                           headers="keys", tablefmt="github", disable_numparse=True)
+                  tabulate(frame, headers="keys", tablefmt="github", disable_numparse=True)
                   if len(frame) else "(none)", ""]
     done = fits.dropna(subset=["precision"]) if len(fits) else fits
     if len(done):

@@ -105,10 +105,19 @@ def write_outputs(out: str, table, fits, command: str, seeds, thin: int,
     return paths
 
 
-def _missing(table, methods, regimes) -> list[str]:
-    done = set(zip(table["method"], table["regime"], table["rule"])) if len(table) else set()
-    return [f"{m} on {r} ({rule})" for m in methods for r in regimes
-            for rule in ("default", "best") if (m, r, rule) not in done]
+def _missing(table, methods, regimes, n_seeds: int) -> list[str]:
+    """The cells not computed, and those computed on fewer than ``n_seeds`` seeds."""
+    done = dict(zip(zip(table["method"], table["regime"], table["rule"]),
+                    table["n_seeds"])) if len(table) else {}
+    out = []
+    for m in methods:
+        for r in regimes:
+            for rule in ("default", "best"):
+                if (m, r, rule) not in done:
+                    out.append(f"{m} on {r} ({rule})")
+                elif done[(m, r, rule)] < n_seeds:
+                    out.append(f"{m} on {r} ({rule}): {done[(m, r, rule)]} of {n_seeds} seeds")
+    return out
 
 
 def _planted(args: list[str]) -> None:
@@ -132,7 +141,7 @@ def _planted(args: list[str]) -> None:
                        keys["n_jobs"], keys["compute"],
                        log=lambda msg: print(f"ufsbench: {msg}", file=sys.stderr))
     table = planted_table(fits, seeds)
-    missing = _missing(table, keys["methods"], keys["regimes"])
+    missing = _missing(table, keys["methods"], keys["regimes"], len(seeds))
     for rule, label in (("default", "default setting"), ("best", "best grid point "
                                                                   "(optimistic)")):
         if len(table):
