@@ -15,6 +15,7 @@ import numpy as np
 
 import ufsbench.methods.sogfs as sogfs_mod
 from ufsbench.numerics import knn_indices, l21_norm, laplacian, squared_distances, sym
+from ufsbench.numerics.graphs import gram_squared_distances
 from ufsbench.numerics.laplacian_eig import canonical_null_space_vectors
 from ufsbench.numerics.preprocess import center_unit_norm
 
@@ -94,7 +95,7 @@ def sogfs_reference(X, n_clusters, gamma=1.0, n_components=None, k=5, max_iter=5
     verdicts, converged = [], False
     for it in range(max_iter):
         W, q = w_update(L, q, W)
-        Mdist = sogfs_mod.projected_distances(X @ W)
+        Mdist = gram_squared_distances(X @ W)
         dist = Mdist + lam * squared_distances(F)
         nbrs = None
         if neighbours == "local":

@@ -64,3 +64,9 @@ def test_per_seed_runs_equal_kmeans_for_both_dtypes(dtype):
                 ref = KMeans(c, init="k-means++", n_init=1, random_state=seed, max_iter=50,
                              algorithm="lloyd").fit_predict(Y)
                 np.testing.assert_array_equal(labels, ref)
+
+
+def test_kmeans_labels_needs_one_restart():
+    Y = np.random.default_rng(0).standard_normal((20, 2))
+    with pytest.raises(ValueError, match="n_init"):
+        kmeans_labels(Y, 2, n_init=0, random_state=0)

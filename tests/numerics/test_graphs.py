@@ -143,3 +143,16 @@ def test_laplacian_is_psd_with_constant_null_vector():
     assert np.linalg.eigvalsh(L).min() > -1e-10
     Ln = laplacian(S, normalized=True)
     assert np.linalg.eigvalsh(Ln).max() <= 2 + 1e-10
+
+
+def test_gram_squared_distances_are_exactly_symmetric_with_a_zero_diagonal():
+    from ufsbench.numerics.graphs import gram_squared_distances
+
+    rng = np.random.default_rng(5)
+    Z = rng.standard_normal((50, 7)) + 100.0                 # far from the origin: centred first
+    D = gram_squared_distances(Z)
+    np.testing.assert_array_equal(D, D.T)
+    np.testing.assert_array_equal(np.diag(D), 0.0)
+    assert D.min() >= 0
+    # the Gram form's round-off is ~1e-16 of the squared (centred) row norms
+    np.testing.assert_allclose(D, cdist(Z, Z, "sqeuclidean"), rtol=1e-10, atol=1e-11)

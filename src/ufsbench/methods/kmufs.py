@@ -239,4 +239,4 @@ class KMeansUFS(UFSSelector):
         self.residual_history_ = residuals
         self._stopped(t, converged, test=f"selected set unchanged for patience={self.patience} "
                                          f"iterations")
-        return support
+        return new_support

@@ -224,21 +224,22 @@ def _gram_reconstruction_error(K: np.ndarray, G: np.ndarray, KG: np.ndarray) -> 
     return float(np.trace(K) - 2.0 * np.sum(G * KG) + np.sum((G.T @ G) * (G.T @ KG)))
 
 
-def _reconstruction_error(X: np.ndarray, G: np.ndarray, block_cells: int = 1 << 16) -> float:
+def _reconstruction_error(X: np.ndarray | sparse.csr_matrix, G: np.ndarray,
+                          block_cells: int = 1 << 16) -> float:
     """||X - G G^T X||_F^2 by row blocks of ~64 K entries: the n x d residual is never formed
     (on BASEHOCK, 1993 x 4862, three 77 MB passes per objective made it a fifth of the fit).
     Only the order of the sum differs from the whole-matrix form (round-off). A sparse X
     (:func:`sparse_form`) takes ||X||^2 - 2 ||X^T G||^2 + <G^T G, (X^T G)^T X^T G>, O(nnz c)."""
-    if sparse.issparse(X):
-        A = X.T @ G
-        return float(X.multiply(X).sum() - 2.0 * np.sum(A * A) + np.sum((G.T @ G) * (A.T @ A)))
-    GtX = G.T @ X
-    rows = max(1, block_cells // max(X.shape[1], 1))
-    total = 0.0
-    for start in range(0, X.shape[0], rows):
-        block = X[start:start + rows] - G[start:start + rows] @ GtX
-        total += float(np.einsum("ij,ij->", block, block))
-    return total
+    if isinstance(X, np.ndarray):
+        GtX = G.T @ X
+        rows = max(1, block_cells // max(X.shape[1], 1))
+        total = 0.0
+        for start in range(0, X.shape[0], rows):
+            block = X[start:start + rows] - G[start:start + rows] @ GtX
+            total += float(np.einsum("ij,ij->", block, block))
+        return total
+    A = X.T @ G
+    return float(X.multiply(X).sum() - 2.0 * np.sum(A * A) + np.sum((G.T @ G) * (A.T @ A)))
 
 
 def scfs_start(X: np.ndarray, n_clusters: int, init: str = "kmeans",

@@ -126,11 +126,11 @@ def l20_orthogonal_trace_min(M, h: int, m: int, W0: np.ndarray | None = None,
     h > m: with P = sigma I - M (sigma = lambda_max(M), so P is PSD and the problem is
     max Tr(W^T P W)), a generalised power iteration: Q = P W, Omega = the rows kept by the shared
     l2,0 row projection of Q, and two candidates, the GPI step polar(P_h(Q)) and the exact optimum
-    on Omega (bottom-m eigenvectors of M_OmegaOmega). The start candidates are W0 (warm start) and
-    the optimum on the h smallest M_rr. A candidate is accepted only if it lowers Tr(W^T M W), so
-    the value never increases; the loop stops when no candidate improves. Returns W, its support
-    Omega (h sorted row indices; W may vanish on a row of Omega only by an exact zero in an
-    eigenvector) and Tr(W^T M W).
+    on Omega (bottom-m eigenvectors of M_OmegaOmega). The start candidates are W0 with its
+    support rows0 (a warm start; both or neither) and the optimum on the h smallest M_rr. A
+    candidate is accepted only if it lowers Tr(W^T M W), so the value never increases; the loop
+    stops when no candidate improves. Returns W, its support Omega (h sorted row indices; W may
+    vanish on a row of Omega only by an exact zero in an eigenvector) and Tr(W^T M W).
 
     ``M`` is a dense symmetric array or an operator with the methods of
     :class:`_GramTraceOperator` (diagonal, dot, block, largest_eigenvalue), e.g. M = B^T B never
@@ -145,7 +145,7 @@ def l20_orthogonal_trace_min(M, h: int, m: int, W0: np.ndarray | None = None,
     sigma = max(M.largest_eigenvalue(), 0.0)
     W, rows_best = _best_on_support(M, diag_rows, m), diag_rows
     best = _trace(W, M)
-    if W0 is not None:
+    if W0 is not None and rows0 is not None:
         value = _trace(W0, M)
         if value <= best:
             W, rows_best, best = W0, rows0, value

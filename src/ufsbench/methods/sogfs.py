@@ -25,7 +25,7 @@ from ufsbench.numerics import (
 )
 from ufsbench.numerics.adaptive_neighbors import adaptive_neighbor_graph
 from ufsbench.numerics.diag_lowrank import dense_smallest_eigvecs, smallest_eigvecs_tied_diag_plus_lowrank
-from ufsbench.numerics.graphs import connected_component_labels
+from ufsbench.numerics.graphs import connected_component_labels, gram_squared_distances
 from ufsbench.numerics.laplacian_eig import canonical_null_space_vectors, component_smallest_eigvecs
 from ufsbench.numerics.preprocess import center_unit_norm
 from ufsbench.numerics.simplex import FIRST_WINDOW, project_simplex_rows_sparse
@@ -50,7 +50,7 @@ def _projection_dim(m, d: int, name: str = "n_components") -> int:
     if m is None:
         return max(1, int(round(d / 2)))
     if isinstance(m, Integral):
-        if m > d:
+        if int(m) > d:
             raise UFSBenchError(f"SOGFS: {name}={m!r} exceeds the {d} features of X; use an integer in "
                                 f"[1, n_features={d}], a fraction in (0, 1], or None (d/2); the "
                                 f"paper uses m between d/3 and 2d/3")
@@ -119,25 +119,6 @@ def w_step(X: np.ndarray, L, q: np.ndarray, gamma: float, m: int, n_iter: int = 
     if return_projection:
         return W, q, history, paths, XW
     return W, q, history, paths
-
-
-def projected_distances(Z: np.ndarray) -> np.ndarray:
-    """||z_i - z_j||^2 between the rows of Z = X W (n x m), by the Gram form at any m.
-
-    ``squared_distances`` takes cdist's direct differences below 512 columns: n^2 m scalar
-    operations, the largest cost of a fit on isolet (m = 308, n = 1560). Here one BLAS product
-    on the centred rows, clipped at 0, exactly 0 on the diagonal and exactly symmetric; its
-    round-off is ~1e-16 of the squared row norms.
-    """
-    Zc = Z - Z.mean(axis=0)
-    sq = np.einsum("ij,ij->i", Zc, Zc)
-    D = Zc @ Zc.T
-    D *= -2.0
-    D += sq[:, None]
-    D += sq[None, :]
-    np.maximum(D, 0.0, out=D)
-    np.fill_diagonal(D, 0.0)
-    return 0.5 * (D + D.T)
 
 
 def alpha_eq27(D: np.ndarray, k: int) -> float:
@@ -533,7 +514,7 @@ class SOGFS(UFSSelector):
         (from the n x m projections X W, never an n x n x d array; ``window``: twice the previous
         S's largest row support, where the partial sorts start). Returns (S, the projected
         distances)."""
-        Mdist = projected_distances(XW)
+        Mdist = gram_squared_distances(XW)
         dist = Mdist + lam * squared_distances(F)
         nbrs = None
         if self.neighbours == "local":

@@ -152,6 +152,8 @@ def kmeans_labels(Y: np.ndarray, n_clusters: int, n_init: int = 10, random_state
             if best_inertia is None or (inertia < best_inertia and not _is_same_clustering(
                     labels, best_labels, n_clusters)):
                 best_inertia, best_labels = inertia, labels
+    if best_labels is None:
+        raise ValueError(f"n_init={n_init} must be at least 1")
     _warn_if_clusters_lost(best_labels, n_clusters)
     return best_labels
 
