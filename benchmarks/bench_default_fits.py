@@ -1,12 +1,18 @@
 """Every method's default fit on every paper data set: seconds, iterations and convergence.
 
+Not an asv benchmark (asv imports this module and finds none): one table in one run, which the
+status table of docs/performance.md cites. The asv suite's ``real_data.DefaultFit`` times the
+same fits on three of the data sets.
+
 The default fit is what ``ufsbench run`` uses for the label-free rule: the method config's fixed
 ``params`` plus its ``default`` setting, 100 features (capped at d), ``random_state=0``, the
 disk cache off. One row per (data set, method): wall seconds, CPU seconds of this process, and
 the fit's ``n_iter_`` / ``converged_`` where the method iterates. A fit over ``--budget`` seconds
-is stopped and shown as "> budget".
+is stopped (SIGALRM, checked between BLAS calls) and shown as "> budget". Data sets are read from
+``$UFSBENCH_DATA`` (else the shared data directory beside the clone); ``name:N`` is a seeded
+subsample of N samples.
 
-    OPENBLAS_NUM_THREADS=2 python benchmarks/bench_default_fits.py             # n <= 2000 sets
+    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_default_fits.py             # n <= 2000 sets
     python benchmarks/bench_default_fits.py --datasets usps --budget 120
     python benchmarks/bench_default_fits.py --methods sogfs scfs --datasets coil20 jaffe
 
@@ -17,22 +23,95 @@ jobs are several times higher.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import platform
+import signal
 import time
+import warnings
 
-from common import (
-    FitTimeout,
-    benchmark_methods,
-    load_bench_data,
-    machine_line,
-    markdown_table,
-    time_budget,
-    typical_setting,
-)
+import numpy as np
 
 #: The papers' data sets with at most 2000 samples (target: every default fit <= 10 s).
 SMALL_SETS = ["jaffe", "umist", "orl", "att", "coil20", "isolet", "binalpha", "basehock",
               "allaml", "srbct", "lymphoma", "prostate_ge", "pix10p", "pie10p"]
 HEADER = ["data set", "method", "wall s", "cpu s", "n_iter", "converged"]
+
+
+class FitTimeout(Exception):
+    """A fit ran past its time budget."""
+
+
+@contextlib.contextmanager
+def within_budget(seconds: float | None):
+    """Raise FitTimeout in the block after ``seconds`` (main thread only; None = no limit)."""
+    if not seconds or not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def expire(_signum, _frame):
+        raise FitTimeout
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def machine_line() -> str:
+    """One line naming the machine, the libraries, the thread settings and the current load."""
+    import scipy
+    import sklearn
+
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    threads = " ".join(f"{v}={os.environ.get(v, 'unset')}"
+                       for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"))
+    return (f"{platform.platform()} | {platform.processor() or platform.machine()} | "
+            f"cpus={os.cpu_count()} | python {platform.python_version()} | numpy {np.__version__} "
+            f"| scipy {scipy.__version__} | scikit-learn {sklearn.__version__} | {threads} | "
+            f"load average {load:.2f} | {time.strftime('%Y-%m-%d %H:%M')}")
+
+
+def markdown_table(header: list[str], rows: list[list]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def methods(selected: list[str] | None) -> list[str]:
+    """Every registered method except "allfeatures" (nothing to fit), or the selected ones."""
+    from ufsbench.methods import available_methods
+
+    known = [m for m in available_methods() if m != "allfeatures"]
+    unknown = sorted(set(selected or []) - set(known))
+    if unknown:
+        raise SystemExit(f"unknown method(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    return list(selected) if selected else known
+
+
+def typical_setting(method: str) -> dict:
+    """The method config's fixed ``params`` plus its label-free ``default``."""
+    from ufsbench.report import method_config
+
+    cfg = method_config(method)
+    return dict(cfg.get("params") or {}, **(cfg.get("default") or {}))
+
+
+def load(spec: str):
+    """(label, X, number of classes) of ``name`` or ``name:N`` (seeded subsample of N rows)."""
+    from ufsbench.datasets import load_dataset
+    from ufsbench.testing import data_dir
+
+    name, _, size = spec.partition(":")
+    data = load_dataset(name, data_dir=data_dir(), download=False)
+    X, y = data.X, data.y
+    if size and int(size) < X.shape[0]:
+        keep = np.sort(np.random.default_rng(0).choice(X.shape[0], int(size), replace=False))
+        X, y = X[keep], y[keep]
+    return f"{name} {X.shape[0]}x{X.shape[1]}", X, int(np.unique(y).size)
 
 
 def fit_row(method: str, label: str, X, n_clusters: int, budget: float) -> list:
@@ -42,7 +121,8 @@ def fit_row(method: str, label: str, X, n_clusters: int, budget: float) -> list:
                              n_clusters=n_clusters, random_state=0, **typical_setting(method))
     wall, cpu = time.perf_counter(), time.process_time()
     try:
-        with time_budget(budget):
+        with within_budget(budget), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the cap reached is in the "converged" column
             selector.fit(X)
     except FitTimeout:
         return [label, method, f"> {budget:.0f}", "", "", ""]
@@ -54,16 +134,16 @@ def fit_row(method: str, label: str, X, n_clusters: int, budget: float) -> list:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--datasets", nargs="+", default=SMALL_SETS)
     parser.add_argument("--methods", nargs="+", default=None)
     parser.add_argument("--budget", type=float, default=60.0, help="seconds per fit")
     args = parser.parse_args()
-    print(f"# {machine_line()}\n# {time.strftime('%Y-%m-%d %H:%M')}")
+    print(f"# {machine_line()}")
     rows = []
     for spec in args.datasets:
-        label, X, _, n_clusters = load_bench_data(spec)
-        for method in benchmark_methods(args.methods):
+        label, X, n_clusters = load(spec)
+        for method in methods(args.methods):
             rows.append(fit_row(method, label, X, n_clusters, args.budget))
             print(" | ".join(map(str, rows[-1])), flush=True)
     print()

@@ -1,0 +1,189 @@
+"""Optional: our ``released`` presets against the authors' MATLAB code under GNU Octave.
+
+Skipped (asv: ``n/a``) unless ``octave`` is on PATH and ``$UFSBENCH_AUTHORS_CODE`` names a
+checkout of the authors' code: AutoUFSTool (github.com/farhadabedinzadeh/AutoUFSTool; the
+directory holding ``UFSs/``, or ``UFSs`` itself). Nothing of that code is part of ufsbench: it is
+called where it lies. The one helper written here, at run time into a temporary directory, is
+``randsample(n, k) = randperm(n, k)'`` for an Octave without the statistics package (UFSOL's
+``litekmeans`` draws its starts with it); it sits at the end of the path, so a real one wins.
+
+Both sides get the same data (seeded synthetic, 100 x 200, 3 clusters, written to a .mat file
+that Octave loads), the same settings, one BLAS thread (or what ``OPENBLAS_NUM_THREADS`` says,
+for both) and the same timing: one untimed call (Octave parses the files, Python imports and
+warms up), then the best wall time of 3 calls, each including the method's own graph. Octave's
+start-up is not timed. The calls are those the shared reference outputs were made with:
+
+| method | authors' call (X is n x d, c = 3, m = 50) | ours |
+|---|---|---|
+| ls | ``constructW(X, options)`` (KNN, k = 5, HeatKernel) + ``LaplacianScore(X, W)`` | ``released`` |
+| mcfs | ``MCFS_p(X, m, options)`` (k = 5, nUseEigenfunction = c) | ``released``, n_components = c |
+| udfs | ``udfs(X, c)`` (the wrapper's k, gamma, lambda, 20 iterations) | ``released`` |
+| dgufs | ``getS(X', 5, 1)`` + ``DGUFS(X', c, S, 1000, 0.5, m)`` | ``released``, alpha = 1000, beta = 0.5 |
+| sogfs | ``SOGFS(X, 1, d / 2, c, 5)`` | ``released``, gamma = 1, n_components = d / 2 |
+| ufsol | ``UFSwithOL(X', c, para)`` (p0 = 'sample', p1 = p2 = 1) | ``released``, alpha = beta = 1 |
+
+``track_authors_seconds`` and ``track_ufsbench_seconds`` are the two times, ``track_speedup``
+their ratio (authors / ours; the performance target at the ``released`` preset is >= 2).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from . import _common
+
+SHAPE = (100, 200)
+N_CLUSTERS = 3
+N_SELECT = 50
+REPEATS = 3
+OCTAVE_TIMEOUT = 900.0
+PROJECTION = SHAPE[1] // 2  # SOGFS's m (the shared reference cases use round(d / 2))
+
+#: method -> (folders of UFSs/ to put on the path, first = lowest priority; the Octave statement)
+AUTHORS = {
+    "ls": (["MCFS", "LS"], "options = []; options.NeighborMode = 'KNN'; options.k = 5; "
+                           "options.WeightMode = 'HeatKernel'; W = constructW(X, options); "
+                           "Y = LaplacianScore(X, W);"),
+    "mcfs": (["MCFS"], "options = []; options.nUseEigenfunction = c; options.k = 5; "
+                       "[FeaIndex, FeaNumCandi] = MCFS_p(X, m, options);"),
+    "udfs": (["UDFS"], "ranking = udfs(X, c);"),
+    "dgufs": (["DGUFS"], "S = getS(X', 5, 1); [Y, L, V, Label] = DGUFS(X', c, S, 1000, 0.5, m);"),
+    "sogfs": (["SOGFS"], f"ranking = SOGFS(X, 1, {PROJECTION}, c, 5);"),
+    "ufsol": (["UFSoL"], "para = struct('p0', 'sample', 'p1', 1, 'p2', 1); "
+                         "[W, V, feaIdx, valVec] = UFSwithOL(X', c, para);"),
+}
+#: Our side: the ``released`` preset plus the settings the authors' call passes.
+OURS = {
+    "ls": {"k": 5, "weight": "heat"},
+    "mcfs": {"k": 5, "n_components": N_CLUSTERS, "path_cardinality": N_SELECT},
+    "udfs": {},
+    "dgufs": {"alpha": 1000.0, "beta": 0.5, "graph": "knn_self", "k": 5},
+    "sogfs": {"gamma": 1.0, "n_components": PROJECTION, "k": 5},
+    "ufsol": {"alpha": 1.0, "beta": 1.0, "k": 5},
+}
+RANDSAMPLE_SHIM = "function y = randsample(n, k)\n  y = randperm(n, k)';\nend\n"
+SCRIPT = """\
+addpath('{shims}', '-end');
+{paths}
+ufsbench_data = load('{data}'); X = double(ufsbench_data.X); [n, d] = size(X); c = {c}; m = {m};
+rand('state', 0); randn('state', 0);
+{call}
+ufsbench_best = Inf;
+for ufsbench_r = 1:{repeats}
+  rand('state', 0); randn('state', 0);
+  ufsbench_t = tic;
+  {call}
+  ufsbench_best = min(ufsbench_best, toc(ufsbench_t));
+end
+printf('UFSBENCH_SECONDS %.9g\\n', ufsbench_best);
+"""
+
+
+def authors_root() -> Path | str:
+    """The ``UFSs`` folder of the authors' checkout, or a reason to skip."""
+    if shutil.which("octave") is None:
+        return "octave is not on PATH"
+    env = os.environ.get("UFSBENCH_AUTHORS_CODE")
+    if not env:
+        return "UFSBENCH_AUTHORS_CODE is not set (a checkout of farhadabedinzadeh/AutoUFSTool)"
+    for candidate in (Path(env).expanduser() / "UFSs", Path(env).expanduser()):
+        if (candidate / "LS" / "LaplacianScore.m").is_file():
+            return candidate
+    return f"UFSBENCH_AUTHORS_CODE={env} holds no UFSs/LS/LaplacianScore.m"
+
+
+def octave_seconds(method: str, ufss: Path, data_file: Path, workdir: Path) -> float:
+    """Best wall seconds of REPEATS calls of the authors' code on the data in ``data_file``."""
+    folders, call = AUTHORS[method]
+    missing = [f for f in folders if not (ufss / f).is_dir()]
+    if missing:
+        raise RuntimeError(f"{ufss} has no folder {', '.join(missing)}")
+    paths = "\n".join(f"addpath('{ufss / folder}');" for folder in folders)
+    script = workdir / f"ufsbench_authors_{method}.m"
+    script.write_text(SCRIPT.format(shims=workdir / "shims", paths=paths, data=data_file,
+                                    c=N_CLUSTERS, m=N_SELECT, call=call, repeats=REPEATS))
+    proc = subprocess.run(["octave", "--no-gui", "--no-window-system", "--quiet",
+                           "--no-init-file", str(script)], cwd=workdir, capture_output=True,
+                          text=True, timeout=OCTAVE_TIMEOUT, env=dict(os.environ))
+    found = re.search(r"^UFSBENCH_SECONDS (\S+)$", proc.stdout, flags=re.MULTILINE)
+    if found is None:
+        raise RuntimeError(f"Octave run of {method} failed (exit {proc.returncode}):\n"
+                           f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    return float(found.group(1))
+
+
+def ufsbench_seconds(method: str, X) -> float:
+    """Best wall seconds of REPEATS fits of our ``released`` preset, after one untimed fit."""
+    from ufsbench.methods import make_selector
+
+    def fit():
+        sel = make_selector(method, preset="released", n_features_to_select=N_SELECT,
+                            n_clusters=N_CLUSTERS, random_state=0, **OURS[method])
+        _common.fit_quietly(sel, X)
+
+    fit()
+    best = float("inf")
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        fit()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+class AuthorsOctave:
+    params = [list(AUTHORS)]
+    param_names = ["method"]
+    timeout = 3600.0
+
+    def setup_cache(self) -> dict:
+        """Both sides' times for every method, measured once (Octave runs are slow to start)."""
+        import scipy.io
+
+        root = authors_root()
+        if isinstance(root, str):
+            return {"skip": root}
+        X = _common.synthetic(*SHAPE)
+        times: dict = {}
+        with tempfile.TemporaryDirectory(prefix="ufsbench-asv-octave-") as tmp:
+            workdir = Path(tmp)
+            (workdir / "shims").mkdir()
+            (workdir / "shims" / "randsample.m").write_text(RANDSAMPLE_SHIM)
+            data_file = workdir / "X.mat"
+            scipy.io.savemat(data_file, {"X": X})
+            for method in AUTHORS:
+                try:
+                    times[method] = {"authors": octave_seconds(method, root, data_file, workdir),
+                                     "ufsbench": ufsbench_seconds(method, X)}
+                except (RuntimeError, subprocess.TimeoutExpired) as exc:
+                    times[method] = {"error": str(exc)}
+        return times
+
+    setup_cache.timeout = 3600.0
+
+    def setup(self, times: dict, method: str):
+        if "skip" in times:
+            raise NotImplementedError(f"authors' code under Octave: {times['skip']}")
+        if "error" in times[method]:
+            raise RuntimeError(times[method]["error"])
+
+    def track_authors_seconds(self, times: dict, method: str):
+        return times[method]["authors"]
+
+    track_authors_seconds.unit = "seconds"
+
+    def track_ufsbench_seconds(self, times: dict, method: str):
+        return times[method]["ufsbench"]
+
+    track_ufsbench_seconds.unit = "seconds"
+
+    def track_speedup(self, times: dict, method: str):
+        """Authors' seconds / ours (> 1: ours is faster)."""
+        return times[method]["authors"] / times[method]["ufsbench"]
+
+    track_speedup.unit = "x"
