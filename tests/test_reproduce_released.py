@@ -114,5 +114,5 @@ def test_a_released_row_is_laid_in_without_touching_the_printed_row(tmp_path, mo
     text = (out / "t.md").read_text()
     assert "- rows added since: earlier rows" in text
     assert "- rows added since (2): ls_released: " in text
-    assert "threads per fit" in text                       # the BLAS kernels of the new rows
+    assert "thread(s) per fit" in text                     # the BLAS kernels of the new rows
     assert "- reference runs: [RUNS.md](RUNS.md)" in text

@@ -33,7 +33,7 @@ from ufsbench.reproduce.experiments import (
     load_published,
     report_protocol,
 )
-from ufsbench.reproduce.render import REFERENCE_RUNS, blas_description, write_outputs
+from ufsbench.reproduce.render import REFERENCE_RUNS, write_outputs
 from ufsbench.reproduce.rules import CELL_COLUMNS, compare, mark_chance_level, table_entries
 
 #: The rows this module adds by default: the baselines that cost no fit.
@@ -187,21 +187,25 @@ def _figure(exp: dict, out_dir: Path, df: pd.DataFrame, methods, data_dir,
 
 
 def _provenance(records: pd.DataFrame) -> str:
-    """When and at which commit(s) the records were written (from their files)."""
+    """When, at which commit(s) and with which BLAS kernels the records were written (from
+    their files)."""
     import json
     import os
 
     if records.empty:
         return "no records in the store"
-    commits, times = set(), []
+    commits, kernels, times = set(), set(), []
     for path in records["path"]:
         with open(path) as fh:
-            commits.add(((json.load(fh).get("env") or {}).get("git_commit") or "unknown")[:7])
+            env = json.load(fh).get("env") or {}
+        commits.add((env.get("git_commit") or "unknown")[:7])
+        kernels.add(f"{env.get('blas') or 'BLAS unknown'}; {env.get('blas_threads') or '?'} "
+                    f"thread(s) per fit")
         times.append(os.path.getmtime(path))
     first, last = (_dt.datetime.fromtimestamp(t, _dt.UTC).strftime("%Y-%m-%d %H:%M")
                    for t in (min(times), max(times)))
     return (f"{len(records)} records written from {first} to {last} UTC at commit "
-            f"{', '.join(sorted(commits))}")
+            f"{', '.join(sorted(commits))} ({' | '.join(sorted(kernels))})")
 
 
 def add_rows(names, results_dir, out_dir=None, methods=BASELINE_METHODS, data_dir=None,
@@ -236,7 +240,7 @@ def add_rows(names, results_dir, out_dir=None, methods=BASELINE_METHODS, data_di
         header = _add_header_line(header, "rows added since", (
             f"{', '.join(ids)}: {_provenance(part)}; laid in on "
             f"{_dt.datetime.now().isoformat(timespec='seconds')} at commit "
-            f"{environment().get('git_commit') or 'unknown'} ({blas_description()}) by "
+            f"{environment().get('git_commit') or 'unknown'} by "
             f"`{command or '(library call)'}`; "
             f"every other cell is the run above, read back from {name}.csv (two decimals)"))
         written += write_outputs(exp, cells, out_dir, header, 1,
