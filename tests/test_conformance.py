@@ -7,13 +7,16 @@ method's module documents a degeneracy, the weaker property that holds.
 
 import json
 
+import numpy as np
 import pytest
 
 from ufsbench.conformance import (
+    CUTS,
     CaseResult,
     case_files,
     check_case,
     compare_sets,
+    fit_case,
     load_case,
     mapping,
     reference_dir,
@@ -40,9 +43,25 @@ def test_released_preset_matches_the_authors_code(path):
     case = load_case(path)
     if mapping(case["method"]) is None:
         pytest.skip(f"no released mapping for {case['method']}")
+    known = getattr(mapping(case["method"]), "KNOWN_DIFFERENCES", {}).get(case["case_id"])
+    if known is not None:
+        _known_difference(case, known)
+        return
     result = check_case(case)
     assert isinstance(result, CaseResult)
     assert result.match, f"{result.case_id}: Jaccard {result.jaccard} ({result.how})"
+
+
+def _known_difference(case, known):
+    # a documented difference (the mapping's KNOWN_DIFFERENCES: the parts of its weaker property
+    # that fail) is an expected failure only there: every other part must hold, and the case
+    # passes outright once the documented parts hold too
+    module = mapping(case["method"])
+    held, how = module.property_parts(case, dict.fromkeys(CUTS, fit_case(case)))
+    failing = {part for part, ok in held.items() if not ok}
+    assert held and failing <= set(known), f"{case['case_id']}: {how}"
+    if failing:
+        pytest.xfail(f"known difference: {how}")
 
 
 def _case(ranking, selected=None, ties=None, sensitivity=None):
@@ -97,3 +116,49 @@ def test_an_empty_folder_is_refused_in_one_line(tmp_path, capsys):
         main(["conformance", str(tmp_path)])
     assert exit_.value.code == 2
     assert "no case files" in capsys.readouterr().err
+
+
+class _Ranked:
+    """A stand-in fit whose ranking is given (best first)."""
+
+    def __init__(self, ranking):
+        self.ranking = list(ranking)
+        d = len(self.ranking)
+        self.scores_ = np.empty(d)
+        self.scores_[self.ranking] = np.sqrt(np.linspace(1.0, 0.5, d))
+
+    def top_features(self, m):
+        return np.asarray(self.ranking[:m])
+
+
+def _shift(ranking, top, k):
+    # the first `top` ranks keep all but k of their features: k from just below the cut move in
+    return ranking[:top - k] + ranking[top:top + k] + ranking[top - k:top] + ranking[top + k:]
+
+
+def test_rufs_round_off_bar_is_the_least_overlap_of_the_authors_reruns():
+    from ufsbench.conformance import rufs
+
+    case = {"case_id": "rufs__srbct__demo_defaults", "ranking": list(range(300))}
+    bars = rufs.floors(case["case_id"])
+    assert bars == {50: (25, 34), 100: (60, 72)}
+    at_bar = _shift(_shift(list(range(300)), 50, 50 - 25), 100, 100 - 60)
+    assert rufs.weaker_property(case, dict.fromkeys(CUTS, _Ranked(at_bar)))[0]
+    one_short = _shift(list(range(300)), 50, 50 - 24)
+    held, how = rufs.weaker_property(case, dict.fromkeys(CUTS, _Ranked(one_short)))
+    assert not held and "top 50: 24 shared" in how
+    assert rufs.weaker_property({**case, "case_id": "rufs__jaffe__demo_defaults"}, {}) == (True, "")
+
+
+def test_sogfs_parts_name_each_level_that_falls_below_the_authors_reruns():
+    from ufsbench.conformance import sogfs
+
+    d = 676
+    case = {"case_id": "sogfs__jaffe__g1_m338", "params": {"d_proj": 338, "gamma": 1},
+            "scores": np.linspace(1.0, 0.5, d).tolist()}
+    assert set(sogfs.floors(case["case_id"])) == {50, 100, 338}
+    held, _ = sogfs.property_parts(case, {50: _Ranked(range(d))})
+    assert held == {50: True, 100: True, 338: True}
+    held, how = sogfs.property_parts(case, {50: _Ranked(_shift(list(range(d)), 50, 50 - 38))})
+    assert held == {50: False, 100: True, 338: True} and "top 50: 38 shared" in how
+    assert not sogfs.weaker_property(case, {50: _Ranked(_shift(list(range(d)), 100, 23))})[0]
