@@ -16,15 +16,9 @@ from types import SimpleNamespace
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ufsbench.methods.dgufs import (
-    _double_centre,
-    m_step,
-    minmax_offdiagonal,
-    rank_threshold_psd,
-    similarity_graph,
-)
+from ufsbench.methods.dgufs import m_step, minmax_offdiagonal, rank_threshold_psd, similarity_graph
 from ufsbench.numerics import row_norms, sym
-from ufsbench.numerics.linalg import seeded_eigsh
+from ufsbench.numerics.linalg import double_centre, seeded_eigsh
 from ufsbench.numerics.sparsity import l20_project, top_rows
 
 
@@ -42,7 +36,7 @@ def reference_dgufs(X, n_features_to_select, n_clusters, random_state=None, alph
     Xt = X.T                                                           # d x n
     Y, Z, Lam1 = (np.zeros((d, n)) for _ in range(3))
     L, M, Lam2 = (np.zeros((n, n)) for _ in range(3))
-    HLH = _double_centre(L)                                            # H L H, footnote 4
+    HLH = double_centre(L)                                            # H L H, footnote 4
     objective, supports = [], []
     for _ in range(max_iter):
         if update_order == "zylm":
@@ -55,7 +49,7 @@ def reference_dgufs(X, n_features_to_select, n_clusters, random_state=None, alph
             Z = _z_step(Xt, Y, HLH, Lam1, mu, beta, m)
             M = m_step(L + Lam2 / mu, mu, m_update, gamma)             # Eq. (11) / §4.3
             L, kept = _l_step(M, Y, Z, S, Lam2, mu, beta, alpha, scale)
-        HLH = _double_centre(L)
+        HLH = double_centre(L)
         r1, r2 = float(np.max(np.abs(Z - Y))), float(np.max(np.abs(L - M)))
         objective.append(-beta * float(np.sum(S * L))
                          - (1 - beta) * float(np.sum((Y[y_rows] @ HLH) * Y[y_rows]))
@@ -85,7 +79,7 @@ def _z_step(Xt, Y, HLH, Lam1, mu, beta, m):
 
 
 def _l_step(M, Y, Z, S, Lam2, mu, beta, alpha, scale):
-    A = scale(M + ((1 - beta) * scale(_double_centre(Y.T @ Z)) + beta * S - Lam2) / mu)
+    A = scale(M + ((1 - beta) * scale(double_centre(Y.T @ Z)) + beta * S - Lam2) / mu)
     return rank_threshold_psd(A, 2.0 * alpha / mu, subset=False)       # Theorem 2
 
 

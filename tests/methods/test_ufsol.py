@@ -8,13 +8,9 @@ from sklearn.exceptions import ConvergenceWarning
 from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
-from ufsbench.methods.ufsol import (
-    graph_gram,
-    indicator_gram,
-    indicator_projection,
-    ufsol_laplacian,
-    within_cluster_sse,
-)
+from ufsbench.methods.ufsol import graph_gram, ufsol_laplacian
+from ufsbench.numerics.exact_kmeans import within_cluster_sse
+from ufsbench.numerics.indicators import indicator_gram, indicator_projection
 from ufsbench.numerics.triplet import ordinal_laplacian, triplet_weights
 from ufsbench.testing import assert_same_partition
 

@@ -70,3 +70,28 @@ def test_kmeans_labels_needs_one_restart():
     Y = np.random.default_rng(0).standard_normal((20, 2))
     with pytest.raises(ValueError, match="n_init"):
         kmeans_labels(Y, 2, n_init=0, random_state=0)
+
+
+def test_descent_step_never_increases_the_sse_of_the_previous_partition():
+    from ufsbench.numerics.exact_kmeans import (
+        descent_kmeans_labels,
+        first_smallest_sse,
+        within_cluster_sse,
+    )
+
+    rng = np.random.default_rng(7)
+    Y = rng.standard_normal((60, 2))
+    np.testing.assert_array_equal(descent_kmeans_labels(Y, 3, None, 2, 5),
+                                  kmeans_labels(Y, 3, n_init=2, random_state=5))
+    for seed in range(5):
+        previous = kmeans_labels(Y, 3, n_init=1, random_state=seed)
+        labels = descent_kmeans_labels(Y, 3, previous, 1, seed + 10)
+        assert within_cluster_sse(Y, labels) <= within_cluster_sse(Y, previous)
+    # the first of equal candidates wins; a repeated candidate is not evaluated twice
+    a, b = np.repeat([0, 1, 2], 20), rng.integers(0, 3, 60)
+    better = 0 if within_cluster_sse(Y, b) <= within_cluster_sse(Y, a) else 1
+    assert first_smallest_sse(Y, [b, a, a.copy()]) == better
+    assert first_smallest_sse(Y, [a, a.copy()]) == 0
+    # the SSE is the sum of squared distances to the cluster means
+    expected = sum(np.sum((Y[a == k] - Y[a == k].mean(axis=0)) ** 2) for k in range(3))
+    assert within_cluster_sse(Y, a) == pytest.approx(expected, rel=1e-12)

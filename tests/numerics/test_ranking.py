@@ -81,3 +81,24 @@ def test_tied_at_cut_counts_the_group_the_ranking_permutes():
         sel = Tied(random_state=seed).fit(X)
         assert [sel.tied_at_cut(m) for m in (1, 5, 10, 11, 15, 21, 25, 30, 31)] == \
             [0, 10, 10, 0, 10, 0, 10, 10, 0]
+
+
+def test_positions_among_stored_rows_follow_top_rows_and_l20_project():
+    from ufsbench.numerics.sparsity import (
+        l20_project,
+        largest_positions,
+        smallest_positions,
+        top_rows,
+    )
+
+    rng = np.random.default_rng(4)
+    W = np.round(rng.standard_normal((30, 3)), 1)             # ties in the row norms
+    W[[3, 7, 8]] = W[5]
+    norms, idx = np.linalg.norm(W, axis=1), np.arange(30)
+    for m in (1, 4, 10):
+        np.testing.assert_array_equal(idx[largest_positions(norms, idx, m)], top_rows(W, m))
+        zeroed = np.flatnonzero(~np.any(l20_project(W, 30 - m), axis=1))
+        np.testing.assert_array_equal(np.sort(idx[smallest_positions(norms, idx, m)]), zeroed)
+    stored = np.array([2, 3, 5, 7, 8, 20])                    # a matrix stored on some rows
+    np.testing.assert_array_equal(largest_positions(norms[stored], stored, 3),
+                                  top_rows(W[stored], 3))

@@ -49,19 +49,17 @@ from ufsbench.methods.base import (
     register,
 )
 from ufsbench.numerics import knn_graph, row_norms, squared_distances, sym
-from ufsbench.numerics.linalg import seeded_eigsh
+from ufsbench.numerics.eig_bounds import (
+    eigenvalues_certainly_at_most,
+    perron_root_at_most,
+    spectral_norm_bound,
+)
+from ufsbench.numerics.linalg import double_centre, seeded_eigsh
+from ufsbench.numerics.sparsity import largest_positions, smallest_positions
 
 M_UPDATES = ("relaxed", "binary")
 #: Marks a deprecated parameter that was not passed (scikit-learn's convention).
 DEPRECATED = "deprecated"
-
-
-def _double_centre(A: np.ndarray) -> np.ndarray:
-    """H A H with the footnote-4 centring matrix H = (I - 11^T/n) / (n - 1), in O(n^2)."""
-    n = A.shape[0]
-    C = A - A.mean(axis=0, keepdims=True)
-    C -= C.mean(axis=1, keepdims=True)
-    return C / float(n - 1) ** 2
 
 
 class _ActiveRows:
@@ -126,18 +124,6 @@ def _on_rows(W: np.ndarray, B: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return out
 
 
-def _largest_rows(norms: np.ndarray, idx: np.ndarray, m: int) -> np.ndarray:
-    """Positions (sorted) of the m largest norms, ties to the lower row index: Theorem 1's rule,
-    as ``top_rows`` on the full matrix."""
-    return np.sort(np.lexsort((idx, -norms))[:m])
-
-
-def _smallest_rows(norms: np.ndarray, idx: np.ndarray, m: int) -> np.ndarray:
-    """Positions of the m rows ``l20_project(., d - m)`` zeroes: smallest norms, ties to the
-    higher row index (the complement of the d - m kept by ``top_rows``)."""
-    return np.lexsort((-idx, norms))[:m]
-
-
 def m_step(Q: np.ndarray, mu: float, variant: str, gamma: float) -> np.ndarray:
     """The M-step: Eq. (11) (binary) or its l0-penalised [0, 1] relaxation (§4.3), then unit diagonal.
 
@@ -178,64 +164,6 @@ def rank_threshold_psd(A: np.ndarray, eta: float, subset: bool = True):
     keep = w > thr
     w, V = w[keep], V[:, keep]
     return sym((V * w) @ V.T), w
-
-
-def eigenvalues_certainly_at_most(As: np.ndarray, bound: float, extra: float = 0.0) -> bool:
-    """Whether Gershgorin's discs of the symmetric As, widened by ``extra`` (a bound on the
-    spectral norm of a term left out of As), put every eigenvalue at or below ``bound``.
-
-    The margin (1e-10 of the largest absolute row sum) is far above both the round-off of these
-    sums and LAPACK's eigenvalue error (~n eps ||As||), so that LAPACK's subset is empty too.
-    O(n^2); in the ADMM's first iterations A is often close to a multiple of I far below the
-    threshold (COIL20: 43 of 50 iterations at the default), where it replaces an O(n^3) solve.
-    """
-    radius = np.abs(As).sum(axis=1)
-    diag = np.diagonal(As)
-    upper = diag + (radius - np.abs(diag))
-    return bool(upper.max() + 1e-10 * radius.max() + extra <= bound)
-
-
-def spectral_norm_bound(B: np.ndarray) -> float:
-    """An upper bound of ||B||_2 for a wide B (m x n, m <= n): sqrt of the largest eigenvalue
-    of B B^T, enlarged by 1e-8 relative against its round-off; inf when B is not finite."""
-    if B.size == 0:
-        return 0.0
-    gram = B @ B.T
-    if not np.all(np.isfinite(gram)):
-        return np.inf                   # diverged iterates: no bound (the solve reports it)
-    return float(np.sqrt(max(np.linalg.eigvalsh(gram)[-1], 0.0))) * (1.0 + 1e-8)
-
-
-#: Power steps :func:`perron_root_at_most` spends before leaving the question to LAPACK.
-PERRON_STEPS = 12
-
-
-def perron_root_at_most(B: np.ndarray, bound: float, state) -> bool:
-    """Whether the Collatz-Wielandt bound shows lambda_max(B) <= ``bound`` for a symmetric
-    nonnegative B.
-
-    With s = min_i B_ii, C = B - s I is nonnegative too and lambda_max(B) = s + rho(C); for
-    every x > 0, rho(C) <= max_i (C x)_i / x_i, which tends to rho(C) as x tends to the Perron
-    vector. The shift removes the near-multiple of I that A carries (B ~ c I + small), so that
-    the power steps converge fast. x starts from the previous call's (``state.perron``) and takes
-    up to :data:`PERRON_STEPS` power steps with C (O(n^2) each), kept positive; a margin of
-    1e-10 of max_i (B x)_i / x_i covers the round-off of the products.
-    """
-    shift = float(np.diagonal(B).min())
-    x = state.perron if state.perron is not None else np.ones(B.shape[0])
-    for _ in range(PERRON_STEPS):
-        Bx = B @ x
-        y = Bx - shift * x
-        ratio = float(np.max(y / x))
-        if shift + ratio + 1e-10 * float(np.max(Bx / x)) <= bound:
-            state.perron = x
-            return True
-        top = float(y.max())
-        if not top > 0.0 or not np.isfinite(top):
-            return False
-        x = np.maximum(y / top, 1e-12)
-    state.perron = x
-    return False
 
 
 GRAPHS = ("knn", "knn_self", "negdist")
@@ -281,16 +209,16 @@ class _State:
     def __init__(self, n: int, mu: float, beta_S: np.ndarray):
         self.beta_S = beta_S
         self.L, self.M, self.Lam2 = np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n))
-        self.HLH = _double_centre(self.L)
+        self.HLH = double_centre(self.L)
         self.mu = mu
         #: L is the zero matrix: the products with H L H are skipped (they are exactly 0).
         self.L_zero = True
         #: The last positive vector of :func:`perron_root_at_most` (its warm start).
-        self.perron = None
+        self.perron: np.ndarray | None = None
 
     def set_L(self, L: np.ndarray, rank: int) -> None:
         self.L, self.L_zero = L, rank == 0
-        self.HLH = np.zeros_like(L) if self.L_zero else _double_centre(L)
+        self.HLH = np.zeros_like(L) if self.L_zero else double_centre(L)
 
 
 class _History:
@@ -559,7 +487,7 @@ class DGUFS(UFSSelector):
             U = Z + rows.Lam / state.mu
         else:
             U = Z + ((1 - beta) * (Z @ state.HLH) + rows.Lam) / state.mu
-        y_loc = _largest_rows(row_norms(U), rows.idx, self.n_features_to_select_)
+        y_loc = largest_positions(row_norms(U), rows.idx, self.n_features_to_select_)
         Y = np.zeros_like(U)
         Y[y_loc] = U[y_loc]
         return Y, y_loc
@@ -574,7 +502,7 @@ class DGUFS(UFSSelector):
             YHLH = _on_rows(Y, state.HLH, y_loc)            # Y = 0 off y_loc
             V = Xb - Y - ((1 - beta) * YHLH - rows.Lam) / state.mu
         Z = Xb - V
-        dropped = _smallest_rows(row_norms(V), rows.idx, self.n_features_to_select_)
+        dropped = smallest_positions(row_norms(V), rows.idx, self.n_features_to_select_)
         Z[dropped] = Xb[dropped]
         return Z
 
@@ -584,7 +512,7 @@ class DGUFS(UFSSelector):
         if self.affinity_scaling == "none" and self._L_certainly_zero(M, Y[y_loc], Z[y_loc],
                                                                       state, beta):
             return np.zeros_like(M), np.zeros(0)
-        HYZH = _double_centre(Y[y_loc].T @ Z[y_loc])
+        HYZH = double_centre(Y[y_loc].T @ Z[y_loc])
         if self.affinity_scaling == "minmax":
             A = minmax_offdiagonal(
                 M + ((1 - beta) * minmax_offdiagonal(HYZH) + beta * S - state.Lam2) / state.mu)
@@ -621,7 +549,10 @@ class DGUFS(UFSSelector):
         bound = np.sqrt(2.0 * self.alpha / state.mu)
         if eigenvalues_certainly_at_most(B, bound, low_rank):
             return True
-        return bool(B.min() >= 0.0) and perron_root_at_most(B, bound - low_rank, state)
+        if not B.min() >= 0.0:
+            return False
+        certain, state.perron = perron_root_at_most(B, bound - low_rank, state.perron)
+        return certain
 
     def _finish(self, rows: _ActiveRows, state: _State, history: _History, m: int,
                 d: int) -> None:

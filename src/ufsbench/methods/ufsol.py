@@ -37,7 +37,6 @@ from functools import lru_cache
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from scipy import linalg as sla
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
@@ -46,8 +45,9 @@ from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, register
 from ufsbench.numerics import knn_graph, l21_reweight, row_norms, sym
-from ufsbench.numerics.exact_kmeans import kmeans_labels
+from ufsbench.numerics.exact_kmeans import descent_kmeans_labels
 from ufsbench.numerics.graphs import sparse_knn_graph
+from ufsbench.numerics.indicators import indicator_gram, indicator_projection
 from ufsbench.numerics.litekmeans import litekmeans
 from ufsbench.numerics.lowrank_eig import smallest_eigh_shift_invert
 from ufsbench.numerics.triplet import ordinal_laplacian, sparse_triplet_weights, triplet_weights
@@ -123,60 +123,12 @@ def graph_gram(X: np.ndarray, graph: str, k: int = 5, sigma: float | None = 1.0,
     return sym(X.T @ (L @ X))
 
 
-def indicator_projection(X: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """V X (c x d) for the scaled indicator V of ``labels``: row k = sum_{i in k} x_i / sqrt(n_k).
-
-    So X^T V^T V X = (V X)^T (V X) without the n x n V^T V of :func:`indicator_gram`.
-    """
-    present, inverse, counts = np.unique(labels, return_inverse=True, return_counts=True)
-    n = X.shape[0]
-    V = sp.csr_matrix((1.0 / np.sqrt(counts)[inverse], (inverse, np.arange(n))),
-                      shape=(len(present), n))                       # sparse V (c x n)
-    return np.asarray(V @ X)
-
-
-def indicator_gram(labels: np.ndarray) -> np.ndarray:
-    """V^T V for the scaled indicator V_kj = 1/sqrt(n_k) [j in cluster k] (V >= 0, V V^T = I).
-
-    (V^T V)_ij = 1/n_k when i and j are both in cluster k, else 0; empty clusters add nothing.
-    """
-    _, inverse, counts = np.unique(labels, return_inverse=True, return_counts=True)
-    same = inverse[:, None] == inverse[None, :]
-    return np.where(same, 1.0 / counts[inverse][:, None], 0.0)
-
-
-def within_cluster_sse(Y: np.ndarray, labels: np.ndarray) -> float:
-    """||Y^T - U V||_F^2 at U = Y^T V^T (Theorem 1): the K-means within-cluster sum of squares."""
-    total = 0.0
-    for lab in np.unique(labels):
-        block = Y[labels == lab]
-        total += float(np.sum((block - block.mean(axis=0)) ** 2))
-    return total
-
-
 @lru_cache(maxsize=1)
 def _threadpools():
     """The process's thread pools (threadpoolctl scans the loaded libraries once)."""
     from threadpoolctl import ThreadpoolController
 
     return ThreadpoolController()
-
-
-def _first_smallest_sse(Y: np.ndarray, candidates: list[np.ndarray]) -> int:
-    """Index of the first candidate partition with the smallest within-cluster SSE.
-
-    A candidate equal (label for label) to an earlier one has the same SSE and can never be the
-    first minimum, so it is not evaluated (often Lloyd from the previous centroids returns the
-    previous partition itself).
-    """
-    best, best_sse = 0, None
-    for i, labels in enumerate(candidates):
-        if any(np.array_equal(labels, earlier) for earlier in candidates[:i]):
-            continue
-        sse = within_cluster_sse(Y, labels)
-        if best_sse is None or sse < best_sse:
-            best, best_sse = i, sse
-    return best
 
 
 @register("ufsol")
@@ -457,21 +409,11 @@ class UFSOL(UFSSelector):
 
     # -- steps -------------------------------------------------------------------------------
     def _v_step(self, Y: np.ndarray, previous: np.ndarray | None, rng) -> np.ndarray:
-        """(U, V) by K-means on Y (Theorem 1), never worse than the previous partition.
-
-        ``kmeans_labels`` is scikit-learn's KMeans computed without its per-call overhead (same
-        labels, see :mod:`ufsbench.numerics.exact_kmeans`).
-        """
-        c = self.n_clusters_
+        """(U, V) by K-means on Y (Theorem 1), never worse than the previous partition
+        (:func:`ufsbench.numerics.exact_kmeans.descent_kmeans_labels`; its K-means is
+        scikit-learn's computed without the per-call overhead, the same labels)."""
         seed = int(rng.randint(np.iinfo(np.int32).max))
-        candidates = [kmeans_labels(Y, c, n_init=int(self.n_init), random_state=seed)]
-        if previous is not None:
-            candidates.insert(0, previous)
-            present = np.unique(previous)
-            if len(present) == c:
-                centres = np.vstack([Y[previous == lab].mean(axis=0) for lab in present])
-                candidates.insert(1, kmeans_labels(Y, c, init=centres))
-        return candidates[_first_smallest_sse(Y, candidates)]
+        return descent_kmeans_labels(Y, self.n_clusters_, previous, int(self.n_init), seed)
 
     def _w_step(self, X, M, r_diag, d2, W_prev, solver):
         """W = the d2 smallest eigenvectors of G = beta/2 R + X^T M X (§4.2, step 3)."""

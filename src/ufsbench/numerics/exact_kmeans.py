@@ -27,6 +27,10 @@ partition bit for bit (tested against ``KMeans`` on random, tied and duplicated 
   strictly smaller and it is not the same partition up to a relabelling.
 
 It uses private scikit-learn functions; if they are not importable it falls back to ``KMeans``.
+
+:func:`descent_kmeans_labels` is the V-step itself: those restarts, the previous partition and
+Lloyd from its centroids, whichever has the smallest within-cluster sum of squares
+(:func:`within_cluster_sse`), so that the step never increases it.
 """
 
 from __future__ import annotations
@@ -186,3 +190,49 @@ def kmeans_labels_per_seed(Y: np.ndarray, n_clusters: int, seeds, init: str = "r
             _warn_if_clusters_lost(labels, n_clusters)
             runs.append(labels)
     return runs
+
+
+def within_cluster_sse(Y: np.ndarray, labels: np.ndarray) -> float:
+    """The K-means within-cluster sum of squares of the rows of Y under ``labels``, i.e.
+    ||Y^T - U V||_F^2 for the scaled indicator V of ``labels`` at its best U = Y^T V^T."""
+    total = 0.0
+    for lab in np.unique(labels):
+        block = Y[labels == lab]
+        total += float(np.sum((block - block.mean(axis=0)) ** 2))
+    return total
+
+
+def first_smallest_sse(Y: np.ndarray, candidates: list[np.ndarray]) -> int:
+    """Index of the first candidate partition with the smallest within-cluster SSE.
+
+    A candidate equal (label for label) to an earlier one has the same SSE and can never be the
+    first minimum, so it is not evaluated (often Lloyd from the previous centroids returns the
+    previous partition itself).
+    """
+    best, best_sse = 0, None
+    for i, labels in enumerate(candidates):
+        if any(np.array_equal(labels, earlier) for earlier in candidates[:i]):
+            continue
+        sse = within_cluster_sse(Y, labels)
+        if best_sse is None or sse < best_sse:
+            best, best_sse = i, sse
+    return best
+
+
+def descent_kmeans_labels(Y: np.ndarray, n_clusters: int, previous: np.ndarray | None,
+                          n_init: int, random_state) -> np.ndarray:
+    """A K-means step that never increases the within-cluster sum of squares of ``previous``.
+
+    Candidates: :func:`kmeans_labels` (k-means++, ``n_init`` restarts from ``random_state``),
+    and, given a previous partition, that partition itself and Lloyd started from its centroids
+    in Y (when it has all ``n_clusters`` clusters); the first one with the smallest SSE
+    (:func:`first_smallest_sse`) is returned.
+    """
+    candidates = [kmeans_labels(Y, n_clusters, n_init=n_init, random_state=random_state)]
+    if previous is not None:
+        candidates.insert(0, previous)
+        present = np.unique(previous)
+        if len(present) == n_clusters:
+            centres = np.vstack([Y[previous == lab].mean(axis=0) for lab in present])
+            candidates.insert(1, kmeans_labels(Y, n_clusters, init=centres))
+    return candidates[first_smallest_sse(Y, candidates)]

@@ -31,6 +31,15 @@ def sym(A: np.ndarray) -> np.ndarray:
     return 0.5 * (A + A.T)
 
 
+def double_centre(A: np.ndarray) -> np.ndarray:
+    """H A H with the scaled centring matrix H = (I - 11^T/n) / (n - 1) (of the HSIC estimate;
+    DGUFS footnote 4), in O(n^2) without forming H."""
+    n = A.shape[0]
+    C = A - A.mean(axis=0, keepdims=True)
+    C -= C.mean(axis=1, keepdims=True)
+    return C / float(n - 1) ** 2
+
+
 #: Eigenvalues closer than this (absolute; the matrices passed have norm ~1) count as one
 #: multiple eigenvalue in :func:`canonical_eigenbasis`. An exact multiple eigenvalue comes out of
 #: LAPACK split by ~1e-15; below ~1e-8 a gap leaves the eigenvectors ill-determined anyway (their

@@ -37,6 +37,18 @@ def top_rows(W: np.ndarray, m: int) -> np.ndarray:
     return np.sort(order[:m])
 
 
+def largest_positions(norms: np.ndarray, idx: np.ndarray, m: int) -> np.ndarray:
+    """Positions (sorted) of the m largest ``norms``, ties to the lower row index ``idx``:
+    :func:`top_rows`'s rule among the rows ``idx`` (of a matrix stored on those rows only)."""
+    return np.sort(np.lexsort((idx, -norms))[:m])
+
+
+def smallest_positions(norms: np.ndarray, idx: np.ndarray, m: int) -> np.ndarray:
+    """Positions of the m smallest ``norms``, ties to the higher row index ``idx``: the rows
+    ``l20_project(., d - m)`` zeroes (the complement of the d - m :func:`top_rows` keeps)."""
+    return np.lexsort((-idx, norms))[:m]
+
+
 def l20_project(W: np.ndarray, m: int) -> np.ndarray:
     """Euclidean projection onto {W : ||W||_{2,0} <= m}: keep the m largest-norm rows, zero the rest.
 
