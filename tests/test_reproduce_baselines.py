@@ -108,6 +108,19 @@ def test_best_of_five_takes_the_random_picks_spread_from_its_runs(tmp_path):
     assert "56.0 <= random 80.0 + its std 10.0" in syn.loc["allfeatures", "reason"]
 
 
+def test_notes_stay_where_the_chance_spread_is_unknown(tmp_path):
+    exp = with_baselines(summary="best5")
+    write_planted_store(exp, tmp_path)
+    df = write_baseline_records(exp, tmp_path, lambda method, m: [0.6, 0.8] * 10)
+    cells = rp.mark_chance_level(exp, rp.compare(exp, df, published=tiny_published()), df)
+    marked = cells["reason"].str.contains(rp.CHANCE_NOTE)
+    assert marked.any()
+    # without the random row's records its best-of-5 spread is unknown: notes are kept as
+    # they are rather than dropped
+    again = rp.mark_chance_level(exp, cells, df[df["method"] != "random"])
+    assert again["reason"].tolist() == cells["reason"].tolist()
+
+
 def test_rows_are_laid_into_committed_reports_keeping_their_numbers(tmp_path, monkeypatch):
     exp = with_baselines()
     monkeypatch.setattr(baseline_rows, "load_experiment", lambda name: exp)

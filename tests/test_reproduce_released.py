@@ -83,6 +83,7 @@ def test_released_cells_are_compared_with_the_printed_rows_published_cell(tmp_pa
     assert syn.loc["ls_released", "published_mean"] == syn.loc["ls", "published_mean"] == 78.0
     assert syn.loc["ls_released", "ours_mean"] == pytest.approx(90.0)
     assert syn.loc["ls_released", "difference"] == pytest.approx(12.0)
+    assert syn.loc["ls_released", "label_free_mean"] == pytest.approx(90.0)  # preset's default
     assert syn.loc["ls", "ours_mean"] != pytest.approx(90.0)     # the printed row's own records
     # the per-table summary counts the printed rows only
     summary = rp.table_summary(cells).set_index("table")

@@ -34,7 +34,13 @@ from ufsbench.reproduce.experiments import (
     report_protocol,
 )
 from ufsbench.reproduce.render import REFERENCE_RUNS, write_outputs
-from ufsbench.reproduce.rules import CELL_COLUMNS, compare, mark_chance_level, table_entries
+from ufsbench.reproduce.rules import (
+    CELL_COLUMNS,
+    chance_row,
+    compare,
+    mark_chance_level,
+    table_entries,
+)
 
 #: The rows this module adds by default: the baselines that cost no fit.
 BASELINE_METHODS = ("random", "variance")
@@ -226,6 +232,8 @@ def add_rows(names, results_dir, out_dir=None, methods=BASELINE_METHODS, data_di
         if not ids:
             continue
         row_methods = {r["method"] for r in chosen_rows(exp, methods, row_ids)}
+        chance = chance_row(exp)         # its records give its spread under a best-of-5 summary
+        row_methods |= {chance["method"]} if chance else set()
         part = df[df["method"].isin(row_methods) & df["dataset"].isin(exp["datasets"].values())
                   & ~df["stale"]] if len(df) else df
         if len(part):

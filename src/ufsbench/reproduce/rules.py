@@ -89,10 +89,11 @@ def row_records(df: pd.DataFrame, registry_name: str, row: dict, scoring: str, c
                 thin: int = 1) -> tuple[pd.DataFrame, str, int | None, int]:
     """The stored records of one table row on one data set, its default params and fixed count."""
     from ufsbench.methods import selector_class
+    from ufsbench.presets import apply_preset
     from ufsbench.results import canonical
     from ufsbench.runner import expand_grid, feature_counts_for
 
-    cfg = row_method_config(row, thin)
+    cfg = apply_preset(row_method_config(row, thin))   # a released row: the preset's values
     settings = expand_grid(cfg)
     allowed = {canonical(s) for s in settings}
     default = canonical(dict(cfg["params"], **cfg["default"]))
@@ -270,20 +271,21 @@ def mark_chance_level(exp: dict, cells: pd.DataFrame, df: pd.DataFrame) -> pd.Da
     """Name in the reason of every computed cell whose papers'-rule value is not above the
     chance row's by more than the chance row's std (same table and data set): "not better than
     random (ours <= random + its std)". Earlier such notes are replaced, so marking is
-    idempotent; cells are unchanged when the experiment has no chance row or it has no value.
+    idempotent; cells are unchanged when the experiment has no chance row or it has no value,
+    and a (table, data set) whose chance spread ``df`` cannot give keeps the notes it has.
     ``df``: the store's records, for the chance row's spread under a best-of-5 summary."""
     chance = chance_row(exp)
     if chance is None or cells.empty:
         return cells
     cells = cells.copy()
-    cells["reason"] = [_without_chance_note(r) for r in cells["reason"]]
     is_chance = (cells["method"] == chance["row"]) & (cells["scoring"] == "kmeans")
     for _, ref in cells[is_chance & cells["ours_mean"].notna()].iterrows():
         spread = _chance_spread(exp, chance, ref, df)
         if not np.isfinite(spread):
             continue
-        same = ((cells["table"] == ref["table"]) & (cells["dataset"] == ref["dataset"])
-                & ~is_chance & cells["ours_mean"].notna())
+        here = (cells["table"] == ref["table"]) & (cells["dataset"] == ref["dataset"])
+        cells.loc[here, "reason"] = [_without_chance_note(r) for r in cells.loc[here, "reason"]]
+        same = here & ~is_chance & cells["ours_mean"].notna()
         below = same & (cells["ours_mean"] <= ref["ours_mean"] + spread)
         cells.loc[below, "reason"] = [
             "; ".join(filter(None, [reason, f"{CHANCE_NOTE} ({ours:.1f} <= random "
