@@ -53,8 +53,9 @@ def planted_data():
                           n_clusters=N_CLUSTERS, random_state=0)
 
 
-def skfeature_ranking(method: str, X: np.ndarray, c: int, m: int) -> np.ndarray:
-    """scikit-feature's best m feature indices, best first (its own graph built inside)."""
+def skfeature_top(method: str, X: np.ndarray, c: int, m: int, top: int) -> set:
+    """The ``top`` best features of scikit-feature's fit selecting m (its own graph built
+    inside; its index lists are best first)."""
     from skfeature.function.similarity_based.lap_score import lap_score
     from skfeature.function.sparse_learning_based.MCFS import mcfs
     from skfeature.function.sparse_learning_based.NDFS import ndfs
@@ -63,19 +64,21 @@ def skfeature_ranking(method: str, X: np.ndarray, c: int, m: int) -> np.ndarray:
 
     np.random.seed(0)  # noqa: NPY002 - scikit-feature's NDFS draws its K-means++ start from the global state
     if method == "udfs":
-        return np.asarray(udfs(X, gamma=1.0, k=5, n_clusters=c, mode="index"))[:m]
-    graph = construct_W(X, metric="euclidean", neighbor_mode="knn", weight_mode="binary", k=5)
-    if method == "ls":
-        return np.asarray(lap_score(X, W=graph, mode="index"))[:m]
-    if method == "mcfs":
-        return np.asarray(mcfs(X, n_selected_features=m, W=graph, n_clusters=c,
-                               mode="index"))[:m]
-    return np.asarray(ndfs(X, W=graph, alpha=1.0, beta=1.0, gamma=1e8, n_clusters=c,
-                           mode="index"))[:m]
+        order = udfs(X, gamma=1.0, k=5, n_clusters=c, mode="index")
+    else:
+        graph = construct_W(X, metric="euclidean", neighbor_mode="knn", weight_mode="binary",
+                            k=5)
+        if method == "ls":
+            order = lap_score(X, W=graph, mode="index")
+        elif method == "mcfs":
+            order = mcfs(X, n_selected_features=m, W=graph, n_clusters=c, mode="index")
+        else:
+            order = ndfs(X, W=graph, alpha=1.0, beta=1.0, gamma=1e8, n_clusters=c, mode="index")
+    return set(np.asarray(order)[:min(m, top)].tolist())
 
 
-def ufsbench_ranking(method: str, X: np.ndarray, c: int, m: int) -> np.ndarray:
-    """Our best m feature indices, best first, at the matched parameters."""
+def ufsbench_top(method: str, X: np.ndarray, c: int, m: int, top: int) -> set:
+    """The ``top`` best features of our fit selecting m, at the matched parameters."""
     import warnings
 
     from ufsbench.methods import make_selector
@@ -85,10 +88,10 @@ def ufsbench_ranking(method: str, X: np.ndarray, c: int, m: int) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sel.fit(X)
-    return np.asarray(sel.top_features(m))
+    return set(sel.top_features(min(m, top)).tolist())
 
 
-RANKINGS = {"ufsbench": ufsbench_ranking, "scikit-feature": skfeature_ranking}
+TOP = {"ufsbench": ufsbench_top, "scikit-feature": skfeature_top}
 
 
 class SideBySide:
@@ -103,12 +106,12 @@ class SideBySide:
             import skfeature.function.sparse_learning_based.NDFS  # noqa: F401
 
     def time_fit(self, method: str, side: str):
-        RANKINGS[side](method, self.data.X, N_CLUSTERS, N_SELECT)
+        TOP[side](method, self.data.X, N_CLUSTERS, N_SELECT, N_SELECT)
 
     def track_planted_in_top10(self, method: str, side: str):
         """Planted informative features among the side's 10 best (of 10)."""
-        top = RANKINGS[side](method, self.data.X, N_CLUSTERS, N_SELECT)[:PLANTED]
-        return len(set(top.tolist()) & set(self.data.informative.tolist()))
+        top = TOP[side](method, self.data.X, N_CLUSTERS, N_SELECT, PLANTED)
+        return len(top & set(self.data.informative.tolist()))
 
     track_planted_in_top10.unit = "features"
 
@@ -124,7 +127,7 @@ class Agreement:
 
     def track_jaccard(self, method: str):
         """|ours & theirs| / |ours | theirs| of the two top-50 sets."""
-        ours, theirs = (set(RANKINGS[side](method, self.data.X, N_CLUSTERS, N_SELECT).tolist())
+        ours, theirs = (TOP[side](method, self.data.X, N_CLUSTERS, N_SELECT, N_SELECT)
                         for side in SIDES)
         return len(ours & theirs) / len(ours | theirs)
 
