@@ -10,7 +10,7 @@ SCHEDULER ?=
 # METHODS="mcfs" reruns only those methods' sweeps (e.g. after a method's revision); the
 # reports still cover every method in the store.
 METHODS ?=
-PROFILE ?= small
+BENCH ?=
 
 .PHONY: install test test-slow reproduce-tables bench lint typecheck smoke-all
 
@@ -28,9 +28,14 @@ reproduce-tables:
 		--launcher $(LAUNCHER) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) \
 		$(if $(METHODS),--methods $(METHODS))
 
-# `make bench` = the small profile (minutes); `make bench PROFILE=full` = the full data sizes (hours).
+# `make bench` = one quick pass (each benchmark once, results not saved) of the asv suite in
+# benchmarks/ against this checkout, in this Python: no build, no network (docs/performance.md).
+# BENCH='fits|sweep' keeps the benchmarks whose names match; one BLAS thread unless set.
+# Comparing commits: `asv continuous main HEAD` (builds each commit into .asv/env).
 bench:
-	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(PYTHON) benchmarks/run_all.py --profile $(PROFILE)
+	test -f $${HOME}/.asv-machine.json || $(PYTHON) -m asv machine --yes > /dev/null
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} OPENBLAS_NUM_THREADS=$${OPENBLAS_NUM_THREADS:-1} \
+		$(PYTHON) -m asv run --quick --python=same --show-stderr $(if $(BENCH),--bench '$(BENCH)')
 
 lint:
 	$(PYTHON) -m ruff check src tests scripts benchmarks docs/_scripts
