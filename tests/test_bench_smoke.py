@@ -1,98 +1,88 @@
-"""Smoke test of the benchmark scripts: run_all.py's tiny profile for one method, in-process.
+"""Smoke test of the asv benchmark suite in benchmarks/ (configuration: asv.conf.json).
 
-Not a timing test: it only makes sure the scripts still run against the current API and produce
-a report with every section's table filled in.
+Not a timing test: the synthetic benchmarks still run against the current API, and the optional
+ones skip the way asv expects (NotImplementedError from setup) when their data or tools are
+missing.
 """
 
+import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def run_all():
-    sys.path.insert(0, str(BENCH))
+def suite():
+    sys.path.insert(0, str(ROOT))
     try:
-        import run_all as module
-        yield module
+        import benchmarks
+
+        yield benchmarks
     finally:
-        sys.path.remove(str(BENCH))
+        sys.path.remove(str(ROOT))
 
 
-def test_tiny_profile_runs_for_one_method(run_all, tmp_path, capsys):
-    out = tmp_path / "report.md"
-    run_all.main(["--profile", "tiny", "--methods", "ls", "--sections", "fit", "scaling",
-                  "--out", str(out)])
-    report = out.read_text()
-    assert "- profile: `tiny`" in report and "- machine: " in report and "- date: " in report
-    fit_rows = [line for line in report.splitlines() if line.startswith("| synthetic 40x120 | ls |")]
-    assert len(fit_rows) == 1
-    seconds = float(fit_rows[0].split("|")[3])
-    assert seconds > 0
-    scaling_rows = [line for line in report.splitlines() if line.startswith("| ls | ")]
-    assert [r.split("|")[3].strip() for r in scaling_rows] == ["100 200", "60 120"]
+def test_fit_benchmark_fits_what_it_says(suite):
+    from benchmarks import fits
+
+    bench = fits.Fit()
+    bench.setup("ls", "100x200")
+    bench.time_fit("ls", "100x200")
+    assert bench.X.shape == (100, 200)
+    assert bench.selector.get_support().sum() == 50
 
 
-def test_helpers_measure_what_they_say(run_all):
-    import common
-    import numpy as np
+def test_sweep_writes_every_record_from_an_empty_store(suite):
+    """LS's grid (weight: heat, binary; the default is heat) -> 2 settings x 3 counts."""
+    from benchmarks import sweep
 
-    assert common.jaccard([1, 2, 3], [2, 3, 4]) == pytest.approx(0.5)
-    assert common.fitted_exponent([100, 200, 400], [0.1, 0.4, 1.6]) == pytest.approx(2.0)
-    big = common.measure(lambda: np.ones((1000, 1000)))
-    assert big.peak_mb >= 7.5 and big.seconds is not None
-    slow = common.measure(lambda: [sum(range(10_000)) for _ in range(10 ** 6)], budget=0.2)
-    assert slow.seconds is None and slow.time_text() == "> 0"
-
-
-def test_unknown_profile_is_named(run_all):
-    from ufsbench.errors import UFSBenchError
-
-    with pytest.raises(UFSBenchError, match="unknown profile 'huge'"):
-        run_all.run("huge")
+    bench = sweep.Sweep()
+    bench.setup("ls")
+    try:
+        assert bench.track_records("ls") == 2 * len(sweep.FEATURE_COUNTS)
+    finally:
+        bench.teardown("ls")
+    assert not Path(bench.tmp).exists()
 
 
-def test_skfeature_section_skips_or_compares(run_all, monkeypatch, capsys):
-    """Without scikit-feature the section says so instead of failing."""
-    monkeypatch.setattr(run_all.bench_skfeature, "skfeature_available", lambda: False)
-    text = run_all.skfeature_section(run_all.PROFILES["tiny"], ["ls"])
-    assert "skipped: scikit-feature is not installed" in text
-    assert "not installed" in capsys.readouterr().out
+def test_real_data_skips_without_data(suite, monkeypatch):
+    from benchmarks import _common, real_data
+
+    monkeypatch.delenv("UFSBENCH_DATA", raising=False)
+    _common.real_data.cache_clear()
+    with pytest.raises(NotImplementedError, match="UFSBENCH_DATA"):
+        real_data.DefaultFit().setup("ls", "jaffe")
 
 
-def _bench_module(name, monkeypatch):
-    """A benchmark script as a module, with benchmarks/ on sys.path for its own imports."""
-    monkeypatch.syspath_prepend(str(BENCH))
-    return __import__(name)
+def test_authors_code_benchmark_skips_without_checkout(suite, monkeypatch):
+    from benchmarks import authors_octave
+
+    monkeypatch.delenv("UFSBENCH_AUTHORS_CODE", raising=False)
+    bench = authors_octave.AuthorsOctave()
+    times = bench.setup_cache()
+    assert set(times) == {"skip"}
+    with pytest.raises(NotImplementedError, match="authors' code"):
+        bench.setup(times, "ls")
 
 
-def test_ls_bound_table_adds_up(tmp_path, monkeypatch):
-    """bench_ls.py --bound: the 5x budget is scikit-feature's time / 5 and the bound is the Gram
-    product plus one read of X, both from the rows of the same table."""
-    pytest.importorskip("skfeature")
-    monkeypatch.setenv("UFSBENCH_CACHE", str(tmp_path))
-    text = _bench_module("bench_ls", monkeypatch).bound("synthetic:40x120", 3)
-    ms = {row.split("|")[1].strip(): float(row.split("|")[2]) for row in text.splitlines()
-          if row.startswith("| ") and not row.startswith("| step")}
-    assert ms["5x budget (scikit-feature fit / 5)"] == pytest.approx(
-        ms["scikit-feature fit (construct_W + lap_score)"] / 5, abs=0.01)
-    assert ms["bound: Gram product + one read of X"] == pytest.approx(
-        ms["Gram product X X^T (syrk, X as loaded)"] + ms["one read of X (X.sum())"], abs=0.02)
+def test_skfeature_benchmark_skips_without_skfeature(suite, monkeypatch):
+    from benchmarks import skfeature_side_by_side as side_by_side
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "skfeature" else real_find_spec(name, *a))
+    with pytest.raises(NotImplementedError, match="skfeature"):
+        side_by_side.SideBySide().setup("ls", "ufsbench")
 
 
-def test_mcfs_bound_counts_both_sides_steps(tmp_path, monkeypatch):
-    """bench_mcfs.py --sections bound: our lasso steps and scikit-feature's LAR steps are counted
-    (each LAR fit adds at most h steps per eigenvector), and the bound exceeds the speed-up."""
-    pytest.importorskip("skfeature")
-    monkeypatch.setenv("UFSBENCH_CACHE", str(tmp_path))
-    bench_mcfs = _bench_module("bench_mcfs", monkeypatch)
-    row = dict(zip(bench_mcfs.BOUND_HEADER, bench_mcfs.bound_row("synthetic:40x120", "binary", 1)))
-    c, counts = row["c"], [min(m, 120) for m in [50, 100, 150, 200, 250, 300]]
-    assert row["ours: steps"] >= c * 1
-    assert 0 < row["scikit-feature: LAR steps"] <= c * sum(counts)
-    # Our sweep does every product and more, so the products-alone bound exceeds the speed-up.
-    assert float(row["ours: products alone s"]) < float(row["ours: sweep s (one fit)"])
-    assert float(row["bound: speed-up with products alone"]) > float(row["speed-up now"])
+@pytest.mark.skipif(importlib.util.find_spec("asv") is None, reason="asv is not installed")
+def test_asv_finds_no_problem_in_the_suite():
+    """`asv check`: every benchmark's setup / call / teardown signature fits its parameters."""
+    proc = subprocess.run([sys.executable, "-m", "asv", "check", "--python=same"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "No problems found" in proc.stdout
