@@ -66,7 +66,7 @@ DEFAULT_MIN_CELLS = 100_000
 DEFAULT_SIZE_LIMIT = "10G"
 #: Cached functions whose whole cost is about one n x n x d Gram product plus O(n k) work (kNN
 #: graphs), and the fewest samples from which reading them back (an O(n d) sha256 of X plus a
-#: ~2 ms lookup) beats computing them. Measured (benchmarks/bench_ls.py --breakeven, column-major
+#: ~2 ms lookup) beats computing them. Measured (docs/performance-history.md, column-major
 #: data): equal at 30 x 4000 and 50 x 2000, the cache 2-3x faster from 50 x 7000 and 100 x 6000
 #: on. Functions not listed (local-learning / local-discriminant matrices, SVDs: 5-50x a Gram
 #: product at n ~ 100) are cached from ``min_cells`` on. Qualified names, so that this module

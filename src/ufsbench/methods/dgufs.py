@@ -319,8 +319,8 @@ class DGUFS(UFSSelector):
       rules. An iteration costs O(|rows| n^2 + n^3) plus an O(d) integer scan instead of
       O(d n^2) plus several d x n temporaries; the iterates are those of the dense form
       (bitwise on ALLAML, Prostate-GE, PIX10P; tested with tied norms).
-      The plain dense form is tests/methods/_reference_dgufs.py (benchmarks/bench_dgufs.py
-      times both).
+      The plain dense form is tests/methods/_reference_dgufs.py (timed against it in
+      docs/performance-history.md).
     * L-steps without an eigensolver: Theorem 2 keeps only the eigenvalues of sym(A) above
       sqrt(2 alpha / mu). Gershgorin's discs of B = M + (beta S - Lambda2) / mu (symmetric)
       widened by a bound of the rank-m term, ||(1 - beta) H Y^T Z H / mu||_2 <= (1 - beta)

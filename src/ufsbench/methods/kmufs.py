@@ -89,14 +89,14 @@ class KMeansUFS(UFSSelector):
     and (mu I - A)^{-1} Y = Y/mu + P_k diag(1/(mu - s_j^2) - 1/mu) P_k^T Y, both O(p h k). The
     polar factor of the p x h matrix H costs O(p h^2), which no factorisation of A avoids, so an
     iteration costs O(p h (k + h)) instead of O(p^2 h) with the dense A (the plain form of
-    tests/methods/_reference_kmufs.py; ``benchmarks/bench_kmufs.py`` compares them). The polar
+    tests/methods/_reference_kmufs.py; the measurements are in docs/performance-history.md). The polar
     factor is taken from the h x h Gram (``numerics.linalg.gram_polar``: H (H^T H)^{-1/2}, one
     p h^2 Gram product, an h x h ``eigh`` and one p h^2 product; the SVD form when H^T H is
     ill-conditioned), about 5x faster than the thin SVD of the p x h matrix (the reference's
     form) at p = 2000, h = 100, where the SVD is 60% of an iteration. While mu is
     small, H is dominated by A V (rank k < h) and its Gram is too ill-conditioned, so the first
     100-200 iterations keep the SVD: whole fits are 1.5-2.3x faster, same supports
-    (``benchmarks/bench_kmufs.py --before``).
+    (docs/performance-history.md).
 
     Closed form (our observation, not the paper's). If V has exactly h non-zero rows S and
     V^T V = I_h, its h x h block V_S is orthogonal, so Tr(V^T A V) = Tr(A_SS) = sum_{i in S} A_ii.

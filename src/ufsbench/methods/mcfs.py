@@ -287,9 +287,9 @@ class MCFS(UFSSelector):
       swaps its rows and columns in place), and ``lars_path`` on the augmented design would form
       an (n + d) x d matrix. For d <= n the formed Gram stays (one n d^2 product, then O(|A| d)
       per step beats O(n d) per step: 1000 x 256, K = 10, h = 100: 0.8 s vs 4.6 s).
-      Measured (``python benchmarks/bench_mcfs.py``, h = 100, K = c, OMP_NUM_THREADS=1):
+      Measured (docs/performance-history.md, h = 100, K = c, OMP_NUM_THREADS=1):
       prostate_ge 102 x 5966 and synthetic 100 x 10000 in a few seconds instead of 15-40 s, with
-      a peak of a few MB instead of 0.9-2.4 GB; see the script's output for the exact numbers.
+      a peak of a few MB instead of 0.9-2.4 GB.
     * Which eigenvectors when an eigenvalue is multiple: a kNN graph with C connected components
       (att/orl 3, jaffe and pix10p 6, coil20 9 at k = 5) has lambda = 0 C times, and the
       eigensolver's basis of that eigenspace is decided by round-off. Each eigenvector is

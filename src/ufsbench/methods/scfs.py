@@ -324,7 +324,7 @@ class SCFS(UFSSelector):
     negative entries (data with negative values, any real W), and then G can turn negative or
     NaN. With the paper's gamma = 1e6 the positive n gamma e e^T G term dominates both on typical
     data, so the printed rule stays positive there; it breaks for small gamma (tested with
-    gamma = 1e-2 on z-scored data, see also benchmarks/bench_scfs.py).
+    gamma = 1e-2 on z-scored data).
 
     ``update="split"`` (default) is the semi-NMF remedy (Ding, Li & Jordan, TPAMI 2010). Split
     B = B+ - B- and X W = P - N element-wise (A+ = max(A, 0), A- = max(-A, 0)) and put
@@ -380,7 +380,7 @@ class SCFS(UFSSelector):
       shares 77 % with that at 6000), so the cap ends them and their selection is the state
       at iteration 1000.
     - W-step: ``solver="auto"`` uses the n x n dual (Woodbury) form when p > n (identical
-      result; see ``scfs_w_step`` and benchmarks/bench_scfs.py), solved by warm-started
+      result; see ``scfs_w_step``), solved by warm-started
       conjugate gradients for a sparse X (:class:`WStep`); X^T X of the p x p form is formed
       once per fit. ``ridge`` adds ridge I to the system (the authors' code: 1e-6; default 0:
       beta > 0 and D > 0 already make it definite).

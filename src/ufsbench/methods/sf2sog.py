@@ -218,7 +218,7 @@ class SF2SOG(UFSSelector):
     M W (d x m), h x h blocks and lambda_max(M). ``solver="factored"`` (default for d > n)
     keeps M = B^T B as its n x d factor B, O(n^2 d + n^3) per outer iteration and O(n d) memory;
     ``"dense"`` forms M (d x d) and takes lambda_max by a dense eigensolver (O(d^3)), the
-    reference form. Same iterates up to floating point (tested); ``benchmarks/bench_sf2sog.py``.
+    reference form. Same iterates up to floating point (tested); the asv suite times both.
 
     Parameters
     ----------

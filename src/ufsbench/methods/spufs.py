@@ -117,7 +117,7 @@ class SPUFS(UFSSelector):
     iteration and O(n d) memory. ``"primal"`` solves the d x d system (O(d^3)), the default for
     d <= n. Both give the iterates of the plain IRLS of the BL9 model up to floating point
     (tested against ``tests/methods/_reference_spufs.py``); ``W_`` is formed on demand from
-    ``W_factors_`` after a factored fit. ``benchmarks/bench_spufs.py`` compares them.
+    ``W_factors_`` after a factored fit (timings: docs/performance-history.md).
 
     Parameters
     ----------

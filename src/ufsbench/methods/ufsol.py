@@ -226,7 +226,7 @@ class UFSOL(UFSSelector):
       warm-started from the previous W, O(d n^2) per iteration
       (:mod:`ufsbench.numerics.lowrank_eig`; plain Lanczos on G converges very slowly when R
       spans many orders of magnitude). ``"auto"`` = dense when d <= 2n (where LAPACK is faster,
-      see benchmarks/bench_ufsol.py), else shift_invert.
+      docs/performance-history.md), else shift_invert.
     * Large n (e.g. USPS, 9298 x 256): the dense W-step never forms the n x n
       M = alpha L + I - V^T V. X^T M X = alpha X^T L X + X^T X - (V X)^T (V X) is assembled in
       d x d form: X^T L X once per fit from the sparse kNN/triplet L (built by a blockwise

@@ -8,7 +8,7 @@ array-API-dispatched distance call per centre (~1 ms each for a (2 + log c) x n 
 Measured on coil20 (1440 x 20, c = 20): 0.52 s per ``fit`` of which 0.06 s is Lloyd.
 The evaluation protocol's 20 seeded single runs per feature subset (``init="random"``) use
 :func:`kmeans_labels_per_seed`: the data prepared once for all seeds (2-9x at n ~ 100, ~1.1x on
-USPS where Lloyd's arithmetic dominates; ``benchmarks/bench_kmeans_eval.py``).
+USPS where Lloyd's arithmetic dominates; the asv suite's ``evaluation`` benchmark).
 
 :func:`kmeans_labels` performs the same computation step by step, so the result is the same
 partition bit for bit (tested against ``KMeans`` on random, tied and duplicated data):
