@@ -8,7 +8,8 @@ JOBS ?= -1
 LAUNCHER ?= local
 SCHEDULER ?=
 # METHODS="mcfs" reruns only those methods' sweeps (e.g. after a method's revision); the
-# reports still cover every method in the store.
+# reports still cover every method in the store. METHODS=released runs the as-released rows
+# (each proposed method at its authors' code's settings), which run only when named.
 METHODS ?=
 BENCH ?=
 

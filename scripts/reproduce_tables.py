@@ -9,6 +9,7 @@ Thin command-line wrapper around ufsbench.reproduce (the logic lives there). Exa
     python scripts/reproduce_tables.py --paper scfs --datasets lymphoma --thin 2
     python scripts/reproduce_tables.py --paper all --report-only   # reports from the store only
     python scripts/reproduce_tables.py --paper all --methods mcfs  # rerun one method, report all
+    python scripts/reproduce_tables.py --paper all --methods released  # the as-released rows
     python scripts/reproduce_tables.py --plan --paper all     # how many settings, how many done
     python scripts/reproduce_tables.py --plan --probe 2 --paper all   # ... costed by the code now
     python scripts/reproduce_tables.py --transcribe ../shared/paper-tables/results.csv
@@ -48,8 +49,9 @@ def parse_args(argv):
                         help="restrict to these data sets (published or registry ids)")
     parser.add_argument("--methods", nargs="+", default=None,
                         help="run only these methods (registry ids, e.g. mcfs) or rows (ids, e.g. "
-                             "ufsol_released), as after a method's revision; the reports still "
-                             "cover every stored method")
+                             "ufsol_released), as after a method's revision; 'released' runs "
+                             "every released row (those run only when named); the reports "
+                             "still cover every stored method")
     parser.add_argument("--thin", type=int, default=1,
                         help="keep every THIN-th grid value (plus the default): a reduced grid")
     parser.add_argument("--report-only", action="store_true",

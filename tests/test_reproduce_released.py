@@ -65,12 +65,24 @@ def test_the_released_row_runs_the_preset_on_the_printed_grid():
     assert {str(s) for s in printed}.isdisjoint({str(s) for s in settings})
 
 
-def test_the_four_proposed_methods_have_released_rows():
+def test_the_four_proposed_methods_have_released_rows_that_run_when_named():
     for paper in ("ufsol", "sogfs", "dgufs", "scfs"):
         exp = rp.load_experiment(paper)
         released = [r for r in exp["rows"] if r.get("role") == "released"]
         assert [r["as_printed"] for r in released] == [paper], paper
         assert rp.selected_methods(exp, [f"{paper}_released"])["rows"] == released
+        assert rp.selected_methods(exp, ["released"])["rows"] == released
+        assert released[0] not in rp.selected_methods(exp)["rows"]          # the default run
+        assert released[0] not in rp.selected_methods(exp, [paper])["rows"]  # its method
+        assert len(rp.selected_methods(exp)["rows"]) == len(exp["rows"]) - 1
+    rp.check_methods(["ufsol"], ["released", "ufsol_released", "ufsol"])   # all known names
+
+
+def test_a_released_row_not_run_says_how_to_run_it():
+    exp = with_released()
+    cells = rp.compare(exp, pd.DataFrame(), published=tiny_published())
+    reason = cells[cells["method"] == "ls_released"]["reason"].iloc[0]
+    assert "METHODS=released" in reason
 
 
 def test_released_cells_are_compared_with_the_printed_rows_published_cell(tmp_path):

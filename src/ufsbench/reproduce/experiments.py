@@ -290,15 +290,25 @@ def selected_datasets(exp: dict, only=None) -> dict:
     return pairs
 
 
+#: ``--methods released``: every ``released`` row (they run only on request: a full set of
+#: them costs more than the rest of a reproduction, see RUNS.md).
+RELEASED_ROWS = "released"
+
+
 def selected_methods(exp: dict, only=None) -> dict:
     """The experiment with its rows restricted to ``only``: methods (registry ids, e.g.
-    ``mcfs``: every row of the method) or row ids (e.g. ``ufsol_released``): what a rerun of
-    one method or row runs (no rows when the experiment has none of them). Unchanged when
-    ``only`` is empty; :func:`check_methods` validates the names."""
-    if not only:
-        return exp
-    return {**exp, "rows": [row for row in exp["rows"]
-                            if row["method"] in only or row["row"] in only]}
+    ``mcfs``: every row of the method), row ids (e.g. ``ufsol_released``) or ``released``
+    (every released row): what a rerun of one method or row runs (no rows when the experiment
+    has none of them). A ``released`` row runs only when ``only`` names it by its id or by
+    ``released``; otherwise every row runs. :func:`check_methods` validates the names."""
+    only = list(only or ())
+
+    def named(row: dict) -> bool:
+        if row.get("role") == "released":
+            return row["row"] in only or RELEASED_ROWS in only
+        return not only or row["method"] in only or row["row"] in only
+
+    return {**exp, "rows": [row for row in exp["rows"] if named(row)]}
 
 
 def check_methods(names: list[str], only=None) -> None:
@@ -308,7 +318,8 @@ def check_methods(names: list[str], only=None) -> None:
         return
     rows = [row for name in names for row in load_experiment(name)["rows"]]
     known = sorted({row["method"] for row in rows})
-    unknown = [m for m in only if m not in known and m not in {row["row"] for row in rows}]
+    unknown = [m for m in only if m not in known and m != RELEASED_ROWS
+               and m not in {row["row"] for row in rows}]
     if unknown:
         raise UFSBenchError(f"method(s) {', '.join(unknown)} are not in any of the experiments "
                             f"run ({', '.join(names)}); their methods: {', '.join(known)} (or a "

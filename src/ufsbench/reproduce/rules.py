@@ -227,7 +227,9 @@ def _entry_rows(exp, df, entry, data_dir, thin, in_run) -> list[dict]:
                                                        thin)
         picks = choose_cells(recs, entry["metric"], exp["summary"], exp["nmi"], default, fixed)
         status, reason = ("ok", "") if picks["paper"] else \
-            ("not computed", "no stored records yet: run without --report-only")
+            ("not computed", "no stored records yet: released rows run on request (make "
+                             "reproduce-tables METHODS=released)" if row.get("role") == "released"
+             else "no stored records yet: run without --report-only")
         done = recs["params"].nunique() if not recs.empty else 0
         if status == "ok" and done < n_settings:  # an interrupted or restricted sweep
             status = f"partial: {done} of {n_settings} settings"
