@@ -5,7 +5,17 @@ from ufsbench.methods.base import UFSSelector, register
 
 @register("allfeatures")
 class AllFeatures(UFSSelector):
-    """Keeps every feature; the papers' "All Features" / "Baseline" row (K-means on raw X)."""
+    """Keeps every feature; the papers' "All Features" / "Baseline" row (K-means on raw X).
+
+    Parameters
+    ----------
+    n_features_to_select : int or None, default None
+        Unused: every feature is kept.
+    n_clusters : int, default 2
+        Unused (the selection needs no cluster count).
+    random_state : int, RandomState instance or None, default None
+        Unused.
+    """
 
     selection_kind = "all"
 

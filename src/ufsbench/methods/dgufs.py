@@ -336,6 +336,14 @@ class DGUFS(UFSSelector):
 
     Parameters
     ----------
+    n_features_to_select : int or None, default None
+        m, the size of the exact subset (the non-zero rows of Y); None: min(50, n_features).
+    n_clusters : int, default 2
+        c, the number of eigenpairs of L whose vectors give ``labels_`` (§4.3); the ADMM does
+        not use it.
+    random_state : int, RandomState instance or None, default None
+        Seeds only the random start vector of the eigensolver that gives ``labels_``; the ADMM
+        is deterministic (see "Labels" above).
     alpha : weight of rank(L) (paper grid 1e1..1e5).
     beta : trade-off in (0, 1) between the graph term and the HSIC term (grid 0.1..0.9).
     k : neighbours of the 0/1 kNN graph S of Eq. (3) (the paper: 5).
@@ -344,8 +352,16 @@ class DGUFS(UFSSelector):
     m_update : "relaxed" (§4.3, M in [0, 1] with gamma ||M||_0; the paper's recommendation) or
         "binary" (Eq. (11)).
     gamma : l0 weight of the relaxed M-step (the paper: 0.005).
-    mu0, rho, mu_max : initial ADMM penalty, its growth factor and cap (Eq. (15)).
-    max_iter, tol : iteration cap and inf-norm tolerance on Z - Y and L - M.
+    mu0 : float, default 1.0
+        Initial ADMM penalty mu (the paper prints 1e-6; see "mu0" above).
+    rho : float >= 1, default 1.1
+        Growth factor of mu per iteration (Eq. (15)).
+    mu_max : float, default 1e10
+        Cap of mu (Eq. (15)); at least ``mu0``, inf for no cap.
+    max_iter : int, default 50
+        Iteration cap (the paper's bound of 50; the authors' code: 5).
+    tol : float, default 5e-7
+        Tolerance on the inf-norms of Z - Y and L - M (0 runs all ``max_iter`` iterations).
     update_order : {"yzml", "zylm"}, default "yzml"
         Algorithm 2's Y, Z, M, L or the authors' code's Z, Y, L, M.
     affinity_scaling : {"none", "minmax"}, default "none"

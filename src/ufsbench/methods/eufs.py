@@ -85,11 +85,33 @@ class EUFS(UFSSelector):
 
     Parameters
     ----------
-    alpha : weight of ||V||_{2,1}; beta : weight of the graph term (grid {1e-6, ..., 1e6}).
-    k, sigma : neighbours (5) and heat-kernel width (None: mean squared kNN distance) of the graph.
+    n_features_to_select : int or None, default None
+        Number of top-ranked features ``support_`` keeps (None: min(50, n_features)); the fit
+        does not depend on it.
+    n_clusters : int, default 2
+        c, the number of columns of U and V (the clusters of the start and of ``labels_``).
+    random_state : int, RandomState instance or None, default None
+        Seeds the K-means restarts of the start U0.
+    alpha : float, default 1.0
+        Weight of ||V||_{2,1} (grid {1e-6, ..., 1e6}).
+    beta : float, default 1.0
+        Weight of the graph term Tr(U^T L U) (same grid).
+    k : int, default 5
+        Neighbours of the kNN heat-kernel graph.
+    sigma : float or None, default None
+        Heat-kernel width of the graph (None: mean squared kNN distance).
     normalized_laplacian : use I - D^{-1/2} S D^{-1/2} instead of D - S.
-    mu0, rho, mu_max : initial ADMM penalty, its growth factor and cap.
-    max_iter, tol : iteration cap (300) and tolerance on the relative primal residual (1e-7).
+    mu0 : float, default 1e-3
+        Initial ADMM penalty mu.
+    rho : float >= 1, default 1.1
+        Growth factor of mu per iteration.
+    mu_max : float, default 1e10
+        Cap of mu; at least ``mu0``, inf for no cap.
+    max_iter : int, default 300
+        Iteration cap.
+    tol : float, default 1e-7
+        Tolerance on the relative primal residual (0, with ``v_tol=0``, runs all ``max_iter``
+        iterations).
     v_tol : relative change of V below which the fit stops (1e-7; 0 disables the test).
     solver : "auto" (= "dense"), "dense" (BLAS products with the n x n L) or "sparse" (CSR L:
         O(n k c) instead of O(n^2 c) per product, 2-3x faster fits at n ~ 600; not what "auto"

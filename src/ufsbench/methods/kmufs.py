@@ -134,6 +134,12 @@ class KMeansUFS(UFSSelector):
 
     Parameters
     ----------
+    n_features_to_select : int or None, default None
+        h, the size of the exact subset (the non-zero rows of V); None: min(50, n_features).
+    n_clusters : int, default 2
+        k, the rank of A = P_k Sigma_k^2 P_k^T (Eq. 8).
+    random_state : int, RandomState instance or None, default None
+        Unused: the fit is deterministic.
     mu0 : initial penalty mu (bilinear) or offset above lambda_1(A) (vanilla); > 0.
     rho : growth factor of mu per iteration; >= 1 (the paper: 1.05).
     mu_max : mu stops growing above this value (the paper: 1e7).

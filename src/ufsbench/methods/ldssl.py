@@ -99,11 +99,24 @@ class LDSSL(UFSSelector):
 
     Parameters
     ----------
+    n_features_to_select : int or None, default None
+        Number of top-ranked features ``support_`` keeps (None: min(50, n_features)); the fit
+        does not depend on it.
+    n_clusters : int, default 2
+        q, the number of columns of W, when ``n_components`` is None; unused otherwise.
+    random_state : int, RandomState instance or None, default None
+        Seeds the uniform (0, 1) start of W and H.
     alpha : weight of the local discriminant term (SCFS grid {1e-4, 1e-2, 1, 1e2, 1e4}).
     beta : weight of ||W||_1 (same grid).
     rho : weight of the orthogonality penalty.
     n_components : q (None = n_clusters).
-    k, sigma, lam : neighbours, Gaussian kernel width, local ridge of L_ld.
+    k : int, default 5
+        Neighbours of each x_i in the local kernel K_i of L_ld.
+    sigma : float or None, default None
+        Width of the Gaussian kernel exp(-||x_i - x_j||^2 / sigma) (None: mean squared kNN
+        distance).
+    lam : float, default 1.0
+        Local ridge of L_ld, (Hc K_i Hc + lam I)^{-1} (UDFS's lambda).
     preprocess : "shift" or "none".
     solver : how an iteration's products with X are formed (same iterates up to round-off):
         "data" (thin products with X, O(n d q)), "gram" (X^T X and X^T L+- X formed once,
@@ -111,7 +124,11 @@ class LDSSL(UFSSelector):
     memory : None, str or joblib.Memory, default None
         Where to cache the local discriminant Laplacian (it depends on X, k, sigma and lam only);
         None computes it on every fit.
-    max_iter, tol : iteration cap (300) and relative-decrease stop (1e-6).
+    max_iter : int, default 300
+        Iteration cap.
+    tol : float, default 1e-6
+        Stop when the relative objective change |J_{t-1} - J_t| / |J_{t-1}| is below ``tol``
+        (0 runs all ``max_iter`` iterations).
     eta : damping exponent of the multiplicative W-step (0.25; 1 is undamped).
 
     Attributes

@@ -98,6 +98,13 @@ class LaplacianScore(UFSSelector):
 
     Parameters
     ----------
+    n_features_to_select : int or None, default None
+        Number of top-ranked features ``support_`` keeps (None: min(50, n_features)); the scores
+        do not depend on it.
+    n_clusters : int, default 2
+        Unused (the scores need no cluster count).
+    random_state : int, RandomState instance or None, default None
+        Unused: the scores are deterministic and ties are ordered by feature index.
     k : int, default 5
         Neighbours of the kNN graph (the papers: 5).
     weight : {"heat", "binary", "cosine"}, default "heat"

@@ -317,9 +317,21 @@ class MCFS(UFSSelector):
 
     Parameters
     ----------
-    k, weight, sigma : neighbours (5), edge weight ("heat", "binary" or "cosine") and heat-kernel
-        width (None: mean squared kNN distance; "mean_distance": Cai's 2 t^2, t the mean
-        pairwise distance) of the graph.
+    n_features_to_select : int or None, default None
+        h, the size of the exact subset and the LARS cardinality target (None: min(50,
+        n_features)).
+    n_clusters : int, default 2
+        K, the number of eigenvectors regressed, when ``n_components`` is None; unused
+        otherwise.
+    random_state : int, RandomState instance or None, default None
+        Unused: the fit is deterministic.
+    k : int, default 5
+        Neighbours of the kNN graph.
+    weight : {"heat", "binary", "cosine"}, default "heat"
+        Edge weight of the graph: heat kernel, 0/1 or dot product (cosine).
+    sigma : float, "mean_distance" or None, default None
+        Heat-kernel width (None: mean squared kNN distance; "mean_distance": Cai's 2 t^2, t
+        the mean pairwise distance).
     n_components : K, the eigenvectors regressed (the embedding dimension; None: n_clusters).
     ridge : the ridge of the LARS Gram X^T X + ridge I (1e-3, Cai's ``SR.m``).
     path_cardinality : int or None, default None

@@ -230,11 +230,28 @@ class NDFS(UFSSelector):
 
     Parameters
     ----------
-    alpha, beta : weights of the regression term and of ||W||_{2,1} (Eq. (8)).
+    n_features_to_select : int or None, default None
+        Number of top-ranked features ``support_`` keeps (None: min(50, n_features)); the fit
+        does not depend on it.
+    n_clusters : int, default 2
+        c, the number of columns of F and W (the clusters of the spectral start and of
+        ``labels_``).
+    random_state : int, RandomState instance or None, default None
+        Seeds the ``n_init`` k-means++ starts of the spectral start when ``init`` is None.
+    alpha : float, default 1.0
+        Weight of the regression term ||X W - F||^2 (Eq. (8); grid {1e-6, ..., 1e6}).
+    beta : float, default 1.0
+        Weight of ||W||_{2,1} inside the regression term (Eq. (8); same grid).
     gamma : weight of the orthogonality penalty (1e8).
-    k, sigma : neighbours (5) and heat-kernel width (None: mean squared kNN distance).
-    max_iter, tol : iteration cap (100) and relative-change stop (1e-6; None: exactly
-        ``max_iter`` iterations).
+    k : int, default 5
+        Neighbours of the kNN graph.
+    sigma : float or None, default None
+        Heat-kernel width (None: mean squared kNN distance); unused with ``graph="adaptive"``.
+    max_iter : int, default 100
+        Iteration cap.
+    tol : float or None, default 1e-6
+        Stop when the relative change of J is at most ``tol`` (an increase also stops; None:
+        exactly ``max_iter`` iterations).
     eps : smoothing inside the reweighting 1 / (2 sqrt(||w^i||^2 + eps)).
     init_offset : added to the hard spectral-clustering start (0.2 times its mean entry) when
         ``start="soft"``.

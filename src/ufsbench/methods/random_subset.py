@@ -16,6 +16,15 @@ class RandomSubset(UFSSelector):
     subset per K-means run (``draws_per_run``), subset i and K-means run i both seeded from the
     run's seed + i, and a record's mean and std are over those (subset, K-means) pairs. A method
     whose cell is not above this row by more than the row's std does not beat chance there.
+
+    Parameters
+    ----------
+    n_features_to_select : int or None, default None
+        m, the size of the subset (None: min(50, n_features)).
+    n_clusters : int, default 2
+        Unused (the selection needs no cluster count).
+    random_state : int, RandomState instance or None, default None
+        Seeds the draw of the subset.
     """
 
     selection_kind = "subset"

@@ -92,10 +92,30 @@ class RSFS(UFSSelector):
 
     Parameters
     ----------
-    alpha, beta, nu : weights of the regression, ||W||_{2,1} and ||Z||_1.
+    n_features_to_select : int or None, default None
+        Number of top-ranked features ``support_`` keeps (None: min(50, n_features)); the fit
+        does not depend on it.
+    n_clusters : int, default 2
+        c, the number of columns of Y, W and Z (the clusters of the spectral start and of
+        ``labels_``).
+    random_state : int, RandomState instance or None, default None
+        Seeds the K-means of the spectral start.
+    alpha : float, default 1.0
+        Weight of the regression term ||Y - X W - Z||^2 (grid {1e-3, ..., 1e3}).
+    beta : float, default 1.0
+        Weight of ||W||_{2,1} (same grid).
+    nu : float, default 1.0
+        Weight of ||Z||_1, the sparse label-noise term (same grid).
     gamma : weight of the orthogonality penalty (1e8).
-    k, sigma : neighbours (5) and heat-kernel width (None: mean squared kNN distance).
-    max_iter, tol : iteration cap (20) and relative-decrease stop (1e-3).
+    k : int, default 5
+        Neighbours of the kNN heat-kernel graph.
+    sigma : float or None, default None
+        Heat-kernel width (None: mean squared kNN distance).
+    max_iter : int, default 20
+        Iteration cap (the authors' code: 20).
+    tol : float, default 1e-3
+        Stop when the relative decrease (obj_old - obj_new) / obj_new is below ``tol`` (an
+        increase also stops; 0 stops only then).
     eps : smoothing inside the reweighting 1 / (2 sqrt(||w^i||^2 + eps)).
     init_offset : added to the hard spectral-clustering start (0.2 times its mean entry).
     solver : W-step form: "dense" (d x d), "woodbury" (n x n) or "auto" (d x d when d <= n).

@@ -276,20 +276,58 @@ class RUFS(UFSSelector):
 
     Parameters
     ----------
-    nu, alpha, beta : weights of the graph term, the robust regression and ||W||_{2,1}
-        (KMUFS Eq. (34) names; grid {1e-6, ..., 1e6}).
-    k : neighbours of the graph (5); lambda_r : local kernel-ridge parameter (0.1);
-    sigma : heat-kernel width (None: mean squared kNN distance).
+    n_features_to_select : int or None, default None
+        Number of top-ranked features ``support_`` keeps (None: min(50, n_features)); the fit
+        does not depend on it.
+    n_clusters : int, default 2
+        c, the number of columns of G and W and of rows of F (the clusters of the start and of
+        ``labels_``).
+    random_state : int, RandomState instance or None, default None
+        Seeds the ``n_init`` k-means++ restarts of the start when ``init`` is None.
+    nu : float, default 1.0
+        Weight of the graph term Tr(G^T L G) (KMUFS Eq. (34) name; grid {1e-6, ..., 1e6}).
+    alpha : float, default 1.0
+        Weight of the robust regression ||X W - G||_{2,1} (same grid).
+    beta : float, default 1.0
+        Weight of ||W||_{2,1} (same grid).
+    k : int, default 5
+        Neighbours of the graph.
     graph : "local_learning" (the FSASL pipeline's T), "knn" (normalised kNN Laplacian) or
         "adaptive" (normalised Laplacian of the adaptive-neighbour graph, the authors' wrapper).
-    zeta : weight of the orthogonality penalty (1e7); exponent : eta of the G-step (0.25).
-    max_iter, tol : iteration cap (20) and relative-decrease stop (0: exactly max_iter
-        iterations; ``solver="lbfgs"``: rounds and Qian's epsilon, see above); eps : smoothing
-        of every l2,1 norm.
-    clustering, start, init, n_init : the start (see above); defaults "kmeans", "soft", None, 10.
+    lambda_r : float, default 0.1
+        Local kernel-ridge parameter of ``graph="local_learning"``.
+    sigma : heat-kernel width (None: mean squared kNN distance).
+    zeta : float, default 1e7
+        Weight of the orthogonality penalty (zeta / 4) ||G^T G - I||_F^2.
+    exponent : float in (0, 1], default 0.25
+        eta of the G-step G <- G * (grad- / grad+)^eta (0.25 is covered by the
+        auxiliary-function argument, 1 is the NDFS-style rule).
+    max_iter : int, default 20
+        Cap on the outer iterations (``solver="lbfgs"``: on the rounds, see above).
+    tol : float, default 1e-6
+        Stop when the relative objective decrease is at most ``tol`` (0: exactly ``max_iter``
+        iterations); ``solver="lbfgs"``: Qian's epsilon (see above).
+    eps : float, default 1e-8
+        Smoothing of every l2,1 norm, sum_i sqrt(||r_i||^2 + eps).
+    clustering : {"kmeans", "spectral"}, default "kmeans"
+        The start's clustering: K-means on X, or spectral clustering on the graph's Laplacian
+        (as ``sc.m``).
+    start : {"soft", "indicator"}, default "soft"
+        G0: the scaled indicator plus 0.2 x its mean non-zero entry, or the 0/1 indicator of
+        the authors' code (whose zeros the multiplicative G-step never moves).
+    init : None or array-like (r, n_clusters) of int, default None
+        K-means starts of the start as sample indices, one row per restart (Lloyd from each,
+        the best kept, as ``litekmeans.m``); None draws ``n_init`` k-means++ starts from
+        ``random_state``.
+    n_init : int, default 10
+        k-means++ restarts of the start when ``init`` is None.
     solver : "irls" (default) or "lbfgs" (Qian's projected L-BFGS blocks).
-    gamma_f, mu : weights of the code-only terms gamma_f sum_j ||F_:j|| and mu 1^T G 1 (0; only
-        ``solver="lbfgs"`` minimises them, ``"irls"`` refuses non-zero values).
+    gamma_f : float, default 0.0
+        Weight of the code-only term gamma_f sum_j ||F_:j|| of Qian's F-block; only
+        ``solver="lbfgs"`` minimises it, ``"irls"`` refuses a non-zero value.
+    mu : float, default 0.0
+        Weight of the code-only term mu 1^T G 1 of Qian's G-block; only ``solver="lbfgs"``
+        minimises it, ``"irls"`` refuses a non-zero value.
     memory : None, str or joblib.Memory, default None
         Where to cache the graph (it depends on X, graph, k, lambda_r and sigma only) and, for an
         integer ``random_state``, the start (X, n_clusters and the seed only) and the steps before

@@ -404,8 +404,18 @@ class SCFS(UFSSelector):
 
     Parameters
     ----------
-    alpha, beta : float, default 1.0, 100.0
-        Weights of the regression and l2,1 terms (grid {1e-4, 1e-2, 1, 1e2, 1e4}).
+    n_features_to_select : int or None, default None
+        Number of top-ranked features ``support_`` keeps (None: min(50, n_features)); the fit
+        does not depend on it.
+    n_clusters : int, default 2
+        c, the number of columns of G and W (the clusters of G0 and of ``labels_``).
+    random_state : int, RandomState instance or None, default None
+        Seeds the named starts G0 ("kmeans", "random", "cmeans"); unused when ``init`` is an
+        array.
+    alpha : float, default 1.0
+        Weight of the regression term ||X W - G||_F^2 (grid {1e-4, 1e-2, 1, 1e2, 1e4}).
+    beta : float, default 100.0
+        Weight of the l2,1 term ||W||_{2,1} (same grid; see above for beta/alpha = 100).
     gamma : float, default 1e6
         Penalty weight of G G^T 1 = 1 (paper: 1e6).
     update : "split" or "printed", default "split"
@@ -421,20 +431,26 @@ class SCFS(UFSSelector):
         Added to the diagonal of the W-step's system (the authors' code: 1e-6).
     preprocess : "none", "shift" or "offset", default "none"
         X as given, each feature's minimum subtracted, or |min X| added to every entry.
-    max_iter, tol : int, float, default 1000, 1e-5
-        Stopping rule (see above).
+        ``preprocess=None`` is the deprecated spelling of "none" (a FutureWarning).
+    max_iter : int, default 1000
+        Iteration cap (the authors' code: 1000); see "Stopping" above.
+    tol : float, default 1e-5
+        Stop when |obj(t-1) - obj(t)| / |obj(t)| <= ``tol`` (see "Stopping" above).
     eps : float, default 1e-8
         Smoothing of the l2,1 reweighting D.
-    w_solver, epsilon : deprecated
-        The old names of ``solver`` and ``eps`` (a FutureWarning; removed in the next release);
-        ``preprocess=None`` is the deprecated spelling of "none".
+    w_solver : deprecated
+        The old name of ``solver`` (a FutureWarning; removed in the next release).
+    epsilon : deprecated
+        The old name of ``eps`` (a FutureWarning; removed in the next release).
 
     Attributes
     ----------
     scores_ : ndarray (n_features,)
         ||w_i||_2, higher is better.
-    W_, G_ : ndarray
-        The final W (p x c) and G (n x c).
+    W_ : ndarray (n_features, n_clusters)
+        The final W (p x c).
+    G_ : ndarray (n_samples, n_clusters)
+        The final G (n x c).
     labels_ : ndarray (n_samples,)
         argmax of each row of G.
     objective_history_ : list of float

@@ -222,6 +222,13 @@ class SF2SOG(UFSSelector):
 
     Parameters
     ----------
+    n_features_to_select : int or None, default None
+        h, the size of the exact subset (||W||_{2,0} = h); None: min(50, n_features).
+    n_clusters : int, default 2
+        m, the number of projection columns, when ``n_components`` is None (at most h); unused
+        otherwise.
+    random_state : int, RandomState instance or None, default None
+        Unused: the fit is deterministic.
     lam : float, default 1.0
         Weight lambda of the flexible-embedding residual (KMUFS grid {1e-6, 1e-4, ..., 1e6}).
     gamma : float, default 1.0
@@ -232,8 +239,10 @@ class SF2SOG(UFSSelector):
         m, the number of projection columns (None = n_clusters; at most h).
     preprocess : "zscore", "center_unit" or "none", default "zscore"
         See above ("unit" is the deprecated spelling of "center_unit").
-    max_iter, max_inner : int, default 50, 30
-        Caps on the outer iterations and on the W-step's iterations.
+    max_iter : int, default 50
+        Cap on the outer iterations (a fit it ends warns with a ``ConvergenceWarning``).
+    max_inner : int, default 30
+        Cap on the W-step's iterations within each outer iteration.
     tol : float, default 1e-6
         Relative objective change at which the fit stops.
     patience : int, default 3
@@ -250,8 +259,14 @@ class SF2SOG(UFSSelector):
         The h selected features.
     scores_ : ndarray (n_features,)
         Row norms of W (zero off the support): an order within the subset only.
-    W_, Y_, G_, S_ : ndarray
-        The final W (d x m), Y (n x m), learned graph G and prior graph S (n x n).
+    W_ : ndarray (n_features, m)
+        The final W (d x m).
+    Y_ : ndarray (n_samples, m)
+        The final Y (n x m).
+    G_ : ndarray (n_samples, n_samples)
+        The learned graph G.
+    S_ : ndarray (n_samples, n_samples)
+        The prior graph S.
     objective_history_ : list of float
         The objective after every outer iteration.
     n_iter_ : int

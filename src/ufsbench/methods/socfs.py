@@ -115,14 +115,23 @@ class SOCFS(UFSSelector):
 
     Parameters
     ----------
+    n_features_to_select : int or None, default None
+        Number of top-ranked features ``support_`` keeps (None: min(50, n_features)); the fit
+        does not depend on it.
+    n_clusters : int, default 2
+        c, the number of columns of E, B and H (the clusters of ``labels_``).
+    random_state : int, RandomState instance or None, default None
+        Seeds the random start (E, B, W, H) when ``init`` is None.
     lambda_ : float, default 100.0
         Weight of ||W||_{2,1} (the paper's lambda; Han's default 100).
     lambda2 : float, default 100.0
         Weight of the splitting penalty ||E - H||^2 enforcing E >= 0 (Han's default 100).
     n_components : int or None, default None
         m, the projection dimension (None = n_clusters; at least n_clusters).
-    max_iter, inner_iter : int, default 50, 50
-        Caps on the outer iterations and on the E/H rounds per outer iteration (Han's code).
+    max_iter : int, default 50
+        Cap on the outer iterations (Han's code: 50).
+    inner_iter : int, default 50
+        Number of E/H rounds per outer iteration (Han's code: 50).
     tol : float, default 1e-7
         Stop when the relative objective decrease over an outer iteration is at most ``tol``
         (0 = the fixed counts).
@@ -141,8 +150,14 @@ class SOCFS(UFSSelector):
     ----------
     scores_ : ndarray (n_features,)
         ||w_i||_2, higher is better.
-    W_, B_, E_, H_ : ndarray
-        The final iterates (d x m, m x c, n x c, n x c).
+    W_ : ndarray (n_features, m)
+        The final W (d x m).
+    B_ : ndarray (m, n_clusters)
+        The final B (m x c).
+    E_ : ndarray (n_samples, n_clusters)
+        The final E (n x c).
+    H_ : ndarray (n_samples, n_clusters)
+        The final H (n x c).
     labels_ : ndarray (n_samples,)
         argmax of each row of E.
     objective_history_ : list of float
@@ -303,15 +318,48 @@ class SOCFSTriplet(SOCFS):
     (O(n k) entries, neighbours by a blockwise search on large n), so the W-step's
     X^T (I + alpha L_t) X costs O(n k d + n d^2) and no n x n matrix is formed.
 
+    The attributes are SOCFS's; so are the parameters other than ``alpha``, ``k`` and
+    ``memory``.
+
     Parameters
     ----------
-    alpha : weight of the triplet regulariser (0 = plain SOCFS).
-    k : neighbours of the triplet graph (5).
+    n_features_to_select : int or None, default None
+        Number of top-ranked features ``support_`` keeps (None: min(50, n_features)); the fit
+        does not depend on it.
+    n_clusters : int, default 2
+        c, the number of columns of E, B and H (the clusters of ``labels_``).
+    random_state : int, RandomState instance or None, default None
+        Seeds the random start (E, B, W, H) when ``init`` is None.
+    lambda_ : float, default 100.0
+        Weight of ||W||_{2,1} (the paper's lambda; Han's default 100).
+    lambda2 : float, default 100.0
+        Weight of the splitting penalty ||E - H||^2 enforcing E >= 0 (Han's default 100).
+    alpha : float, default 1.0
+        Weight of the triplet regulariser alpha Tr(W^T X^T L_t X W) (0 = plain SOCFS).
+    k : int, default 5
+        Neighbours of the triplet graph.
+    n_components : int or None, default None
+        m, the projection dimension (None = n_clusters; at least n_clusters).
+    max_iter : int, default 50
+        Cap on the outer iterations (Han's code: 50).
+    inner_iter : int, default 50
+        Number of E/H rounds per outer iteration (Han's code: 50).
+    tol : float, default 1e-7
+        Stop when the relative objective decrease over an outer iteration is at most ``tol``
+        (0 = the fixed counts).
+    eps : float, default 1e-8
+        Smoothing of the l2,1 reweighting.
+    center : bool, default True
+        Centre every feature (Han's code).
+    m : deprecated
+        The old name of ``n_components`` (a FutureWarning; removed in the next release).
+    init : None or dict, default None
+        The start {"E", "B", "W", "H"} (see SOCFS); None draws it from ``random_state``.
+    d_init : "start" or "identity", default "start"
+        The first W-step's l2,1 weights (see SOCFS).
     memory : None, str or joblib.Memory, default None
         Where to cache the triplet graph C (it depends on X and k only); None computes it on
         every fit.
-
-    The other parameters and the attributes are SOCFS's.
     """
 
     reconstructed = True  # the paper does not write the model; every report row says so

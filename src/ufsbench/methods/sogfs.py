@@ -290,6 +290,14 @@ class SOGFS(UFSSelector):
 
     Parameters
     ----------
+    n_features_to_select : int or None, default None
+        Number of top-ranked features ``support_`` keeps (None: min(50, n_features)); the fit
+        does not depend on it.
+    n_clusters : int, default 2
+        c, the number of connected components the rank term drives S to (F is n x c).
+    random_state : int, RandomState instance or None, default None
+        Seeds only the order of tied scores (0 when None; see "Ranking" above); the fit is
+        deterministic.
     gamma : float, default 1.0
         Weight of ||W||_{2,1}.
     n_components : int, float in (0, 1] or None, default None
@@ -331,10 +339,12 @@ class SOGFS(UFSSelector):
     solver : "auto", "tied", "dense" or "lanczos", default "auto"
         The W-step's eigensolver: "auto" uses the exact tied-diagonal reduction when gamma Q has few
         distinct values, dense LAPACK otherwise; "dense" always forms the d x d matrix; "lanczos"
-        uses ARPACK (only sensible for m << d).
-    m, w_solver : deprecated
-        The old names of ``n_components`` and ``solver`` (a FutureWarning; removed in the next
-        release). ``solver="fast"`` is the deprecated spelling of "auto".
+        uses ARPACK (only sensible for m << d). ``solver="fast"`` is the deprecated spelling of
+        "auto".
+    m : deprecated
+        The old name of ``n_components`` (a FutureWarning; removed in the next release).
+    w_solver : deprecated
+        The old name of ``solver`` (a FutureWarning; removed in the next release).
     memory : None, str or joblib.Memory, default None
         Where to cache the initial S and alpha (they depend on the preprocessed X, k,
         ``neighbours`` and ``initial_alpha`` only); None computes them on every fit.
@@ -356,10 +366,14 @@ class SOGFS(UFSSelector):
     w_objective_history_ : list of float
         Objective (9) after each round of Algorithm 1; ``w_solver_paths_`` names each round's
         solver path.
-    lambda_history_, n_components_history_ : list
-        lambda and the component count per outer iteration.
-    alpha_, lambda_ : float
-        alpha of Eq. (27) and the final lambda.
+    lambda_history_ : list of float
+        The lambda of each outer iteration.
+    n_components_history_ : list of int
+        The connected components of S after each outer iteration.
+    alpha_ : float
+        alpha of Eq. (27).
+    lambda_ : float
+        The final lambda.
     n_iter_ : int
         Outer iterations run.
     converged_ : bool

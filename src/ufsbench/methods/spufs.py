@@ -121,6 +121,13 @@ class SPUFS(UFSSelector):
 
     Parameters
     ----------
+    n_features_to_select : int or None, default None
+        Number of top-ranked features ``support_`` keeps (None: min(50, n_features)); the fit
+        does not depend on it.
+    n_clusters : int, default 2
+        Unused (the model has no cluster count).
+    random_state : int, RandomState instance or None, default None
+        Unused: the fit is deterministic.
     alpha : float, default 1.0
         Weight of ||W||_{2,1} (SCFS grid {1e-4, 1e-2, 1, 1e2, 1e4}).
     beta : float, default 1.0
@@ -131,8 +138,10 @@ class SPUFS(UFSSelector):
         Heat-kernel width; None = mean squared kNN distance (see above).
     eps : float, default 1e-8
         Smoothing of the l2,1 norm.
-    max_iter, tol : int, float, default 100, 1e-6
-        IRLS stopping rule.
+    max_iter : int, default 100
+        Cap on the IRLS steps (a fit it ends warns with a ``ConvergenceWarning``).
+    tol : float, default 1e-6
+        Stop when the relative change of the smoothed objective is below ``tol``.
     solver : "auto", "factored" or "primal", default "auto"
         See Speed. "dense" (= "primal") and "dual" (runs "factored") are deprecated.
     memory : None, str or joblib.Memory, default None

@@ -162,15 +162,26 @@ class UDFS(UFSSelector):
 
     Parameters
     ----------
+    n_features_to_select : int or None, default None
+        Number of top-ranked features ``support_`` keeps (None: min(50, n_features)); the fit
+        does not depend on it.
+    n_clusters : int, default 2
+        c, the number of columns of W (W^T W = I_c; at most n_features).
+    random_state : int, RandomState instance or None, default None
+        Seeds only the order of tied scores (``score_tie_rtol``; 0 when None); the fit is
+        deterministic.
     gamma : float, default 1.0
         Weight of ||W||_{2,1} (0: the first step only).
     lam : float, default 1.0
         Ridge of the local scatter (the paper's lambda).
     k : int, default 5
         Neighbours of each local set.
-    max_iter, tol : int, float or None, default 50, 1e-6
-        Stop when the relative objective change is at most ``tol`` or after ``max_iter``
-        (None: exactly ``max_iter`` iterations).
+    max_iter : int, default 50
+        Iteration cap (a fit it ends warns with a ``ConvergenceWarning`` unless ``tol`` is
+        None).
+    tol : float or None, default 1e-6
+        Stop when the relative objective change is at most ``tol`` (None: exactly ``max_iter``
+        iterations).
     eps : float, default 1e-8
         Smoothing of the l2,1 norm (in D and in the monitored objective).
     solver : "auto", "dense" or "lowrank", default "auto"

@@ -236,6 +236,15 @@ class UFSOL(UFSSelector):
 
     Parameters
     ----------
+    n_features_to_select : int or None, default None
+        Number of top-ranked features ``support_`` keeps (None: min(50, n_features)); the fit
+        does not depend on it.
+    n_clusters : int, default 2
+        c, the number of K-means clusters (``labels_``), and d2 when ``n_components`` is None.
+    random_state : int, RandomState instance or None, default None
+        Seeds W0 (``init="random"``), the K-means restarts or starts of the V-steps (unless
+        ``kmeans_init`` gives them) and the order of tied scores (``score_tie_rtol``; 0 when
+        None).
     alpha : float, default 1.0
         Weight of the graph term (paper grid {1e-6, 1e-4, ..., 1e6}).
     beta : float, default 1.0
@@ -260,9 +269,11 @@ class UFSOL(UFSSelector):
     zero_row_norm : float > 0 or None, default None
         With ``eps=0``: the value of ||W_i|| taken for a zero row of W, so R_ii =
         1/zero_row_norm (2.5e-7 in the authors' code); unused when eps > 0.
-    max_iter, tol : int, float, default 40, 1e-6
-        Stopping rule: relative objective change < tol, or max_iter iterations (tol = 0: always
-        max_iter).
+    max_iter : int, default 40
+        Iteration cap (the paper: "less than 40 iterations in most of our experiments").
+    tol : float, default 1e-6
+        Stop when the relative objective change is below ``tol`` (0: always ``max_iter``
+        iterations).
     n_init : int, default 10
         K-means restarts (replicates) per V-step.
     v_step : "descent" or "litekmeans", default "descent"
@@ -296,8 +307,10 @@ class UFSOL(UFSSelector):
         The effective graph weight (0 for graph="none").
     solver_ : str
         The W-step solver used.
-    objective_history_, orthogonality_history_ : list of float
-        F_eps and max |W^T W - I| after every iteration.
+    objective_history_ : list of float
+        F_eps(W_t, V_t), the value of (6) at the optimal R, after every iteration.
+    orthogonality_history_ : list of float
+        max |W_t^T W_t - I| after every iteration.
     n_iter_ : int
         Iterations run.
     converged_ : bool
