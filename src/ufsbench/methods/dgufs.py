@@ -375,12 +375,31 @@ class DGUFS(UFSSelector):
 
     Attributes
     ----------
-    support_, labels_, L_ (n x n), M_ (n x n), Y_ (d x n, the paper's layout), n_iter_,
-    converged_ (whether the inf-norm test, not max_iter, ended the fit),
-    objective_history_ (objective (5) at each iterate), residual_history_ (pairs (||Z - Y||_inf, ||L
-    - M||_inf)), mu_history_ (the mu used in each iteration's updates), rank_history_,
-    support_history_ (the m rows Theorem 1 keeps in each Y-step; Y is 0 off them, and in
-    Algorithm 2's order the zero matrix in iteration 1 because Z = 0).
+    support_ : ndarray of bool (n_features,)
+        The m selected features (the non-zero rows of Y).
+    labels_ : ndarray (n_samples,)
+        Cluster labels from L (§4.3; see "Labels" above).
+    L_ : ndarray (n_samples, n_samples)
+        The final L.
+    M_ : ndarray (n_samples, n_samples)
+        The final M.
+    Y_ : ndarray (n_features, n_samples)
+        The final Y, d x n (the paper's layout).
+    n_iter_ : int
+        Iterations run.
+    converged_ : bool
+        Whether the inf-norm test, not ``max_iter``, ended the fit.
+    objective_history_ : list of float
+        Objective (5) at each iterate.
+    residual_history_ : list of tuple of float
+        The pair (||Z - Y||_inf, ||L - M||_inf) at each iterate.
+    mu_history_ : list of float
+        The mu used in each iteration's updates.
+    rank_history_ : list of int
+        The rank of L after each L-step.
+    support_history_ : list of ndarray of int
+        The m rows Theorem 1 keeps in each Y-step; Y is 0 off them, and in Algorithm 2's order
+        the zero matrix in iteration 1 because Z = 0.
     """
 
     selection_kind = "subset"

@@ -125,8 +125,28 @@ class EUFS(UFSSelector):
 
     Attributes
     ----------
-    scores_ (||v_r||), labels_, U_ (n x c), V_ (d x c), Z_, E_ (the last iterates), mu_ (the
-    final penalty), n_iter_, converged_, objective_history_, residual_history_.
+    scores_ : ndarray (n_features,)
+        ||v_r||, the row norms of V.
+    labels_ : ndarray (n_samples,)
+        argmax of each row of Z.
+    U_ : ndarray (n_samples, n_clusters)
+        The last U.
+    V_ : ndarray (n_features, n_clusters)
+        The last V.
+    Z_ : ndarray (n_samples, n_clusters)
+        The last Z (the non-negative copy of U).
+    E_ : ndarray (n_samples, n_features)
+        The last E.
+    mu_ : float
+        The final penalty.
+    n_iter_ : int
+        Iterations run.
+    converged_ : bool
+        Whether the residual or V test (not ``max_iter``) ended the fit.
+    objective_history_ : list of float
+        The model objective at U after each iteration (not monotone).
+    residual_history_ : list of float
+        The relative primal residual after each iteration.
     """
 
     _parameter_constraints = {

@@ -149,9 +149,28 @@ class KMeansUFS(UFSSelector):
 
     Attributes
     ----------
-    support_, V_, U_, W_ (p x h), objective_history_, v_norm_history_, residual_history_
-    (sqrt(||V-U||_F^2 + ||V-W||_F^2) per iteration), optimal_objective_, n_iter_, converged_,
-    feature_weights_ (the diagonal A_ii / n_samples, in [0, 1]).
+    support_ : ndarray of bool (n_features,)
+        The h selected features (the non-zero rows of W).
+    V_ : ndarray (n_features, h) or None
+        The final V (p x h); None for ``admm="exact"``.
+    U_ : ndarray (n_features, h) or None
+        The final U (p x h); None for ``admm="exact"``.
+    W_ : ndarray (n_features, h) or None
+        The final W (p x h); None for ``admm="exact"``.
+    objective_history_ : list of float
+        -sum_{i in S_t} A_ii for the support S_t of W after each iteration.
+    v_norm_history_ : list of float
+        ||V||_F after every V-step.
+    residual_history_ : list of float
+        sqrt(||V-U||_F^2 + ||V-W||_F^2) per iteration.
+    optimal_objective_ : float
+        The exact minimum of (11) (see "Closed form" above).
+    n_iter_ : int
+        Iterations run.
+    converged_ : bool
+        Whether the ``patience`` test (not ``max_iter``) ended the fit.
+    feature_weights_ : ndarray (n_features,)
+        The diagonal A_ii / n_samples, in [0, 1].
     """
 
     selection_kind = "subset"

@@ -133,8 +133,20 @@ class LDSSL(UFSSelector):
 
     Attributes
     ----------
-    scores_ (||w_i||), W_ (d x q), H_ (q x d), laplacian_ (L_ld), objective_history_, n_iter_,
-    converged_.
+    scores_ : ndarray (n_features,)
+        ||w_i||, the row norms of W.
+    W_ : ndarray (n_features, q)
+        The final W (d x q).
+    H_ : ndarray (q, n_features)
+        The final H (q x d).
+    laplacian_ : ndarray (n_samples, n_samples)
+        L_ld.
+    objective_history_ : list of float
+        The objective after each iteration.
+    n_iter_ : int
+        Iterations run.
+    converged_ : bool
+        Whether the ``tol`` test (not ``max_iter``) ended the fit.
     """
 
     reconstructed = True

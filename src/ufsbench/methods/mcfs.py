@@ -346,8 +346,18 @@ class MCFS(UFSSelector):
 
     Attributes
     ----------
-    support_, scores_ (max_k |a_kj| of the unit-norm coefficients), coef_ (d x K), cardinality_
-    (non-zeros of each coefficient vector), embedding_ (n x K), eigenvalues_.
+    support_ : ndarray of bool (n_features,)
+        The h selected features.
+    scores_ : ndarray (n_features,)
+        max_k |a_kj| of the unit-norm coefficients.
+    coef_ : ndarray (n_features, K)
+        The coefficient vectors a_k, each rescaled to unit l2 norm.
+    cardinality_ : ndarray of int (K,)
+        Non-zeros of each coefficient vector.
+    embedding_ : ndarray (n_samples, K)
+        Y, the K generalised eigenvectors.
+    eigenvalues_ : ndarray (K,)
+        Their eigenvalues lambda.
     """
 
     selection_kind = "subset"

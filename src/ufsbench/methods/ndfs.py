@@ -274,8 +274,22 @@ class NDFS(UFSSelector):
 
     Attributes
     ----------
-    scores_ (||w^i||), labels_, init_labels_ (of the spectral start), F_ (n x c), W_ (d x c),
-    objective_history_, n_iter_, converged_.
+    scores_ : ndarray (n_features,)
+        ||w^i||, the row norms of W.
+    labels_ : ndarray (n_samples,)
+        argmax of each row of F.
+    init_labels_ : ndarray (n_samples,)
+        The partition of the spectral start.
+    F_ : ndarray (n_samples, n_clusters)
+        The final F.
+    W_ : ndarray (n_features, n_clusters)
+        The final W.
+    objective_history_ : list of float
+        J after each iteration.
+    n_iter_ : int
+        Iterations run.
+    converged_ : bool
+        Whether the ``tol`` test (or, with ``tol=None``, the fixed count) ended the fit.
     """
 
     #: Version of the selections: raised whenever a fix changes them (CHANGELOG.md, Method history).

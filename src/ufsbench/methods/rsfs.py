@@ -126,8 +126,24 @@ class RSFS(UFSSelector):
 
     Attributes
     ----------
-    scores_ (||w^i||), labels_, init_labels_ (of the spectral start), Y_ (n x c), W_ (d x c),
-    Z_ (n x c), objective_history_, n_iter_, converged_.
+    scores_ : ndarray (n_features,)
+        ||w^i||, the row norms of W.
+    labels_ : ndarray (n_samples,)
+        argmax of each row of Y.
+    init_labels_ : ndarray (n_samples,)
+        The partition of the spectral start.
+    Y_ : ndarray (n_samples, n_clusters)
+        The final Y.
+    W_ : ndarray (n_features, n_clusters)
+        The final W.
+    Z_ : ndarray (n_samples, n_clusters)
+        The final Z.
+    objective_history_ : list of float
+        The monitored objective after each iteration.
+    n_iter_ : int
+        Iterations run.
+    converged_ : bool
+        Whether the ``tol`` test (not ``max_iter``) ended the fit.
     """
 
     _parameter_constraints = {

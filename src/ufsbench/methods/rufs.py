@@ -336,8 +336,25 @@ class RUFS(UFSSelector):
 
     Attributes
     ----------
-    scores_ (||w_r||), labels_, G_ (n x c), F_ (c x d), W_ (d x c), objective_history_, n_iter_,
-    converged_, init_labels_ (see above).
+    scores_ : ndarray (n_features,)
+        ||w_r||, the row norms of W.
+    labels_ : ndarray (n_samples,)
+        argmax of each row of G.
+    G_ : ndarray (n_samples, n_clusters)
+        The final G.
+    F_ : ndarray (n_clusters, n_features)
+        The final F.
+    W_ : ndarray (n_features, n_clusters)
+        The final W.
+    objective_history_ : list of float
+        The smoothed penalised objective after each outer iteration (``solver="lbfgs"``:
+        Qian's objective per round).
+    n_iter_ : int
+        Outer iterations (or rounds) run.
+    converged_ : bool
+        Whether the stop test (or, with ``tol=0``, the fixed count) ended the fit.
+    init_labels_ : ndarray (n_samples,)
+        The partition of the start; set whenever the start is not the cached default.
     """
 
     _parameter_constraints = {
