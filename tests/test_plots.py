@@ -265,3 +265,22 @@ def test_figures_read_one_evaluation_protocol(tmp_path, capsys):
     frame = plots.results_frame(tmp_path)
     assert set(frame["kmeans_init"]) == {"random"} and len(frame) == 4
     assert "4 record(s) of other evaluation protocols left out" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("order,expected", [("C", "C"), ("f", "F"), ("A", "A")])
+def test_image_layout_reads_the_registry_order(monkeypatch, order, expected):
+    import ufsbench.datasets as datasets
+
+    monkeypatch.setattr(datasets, "dataset_entry",
+                        lambda name: {"image": {"shape": [32, 32], "order": order}})
+    assert plots.image_layout("faces") == ((32, 32), expected)
+
+
+def test_image_layout_refuses_an_unknown_order_in_one_line(monkeypatch):
+    import ufsbench.datasets as datasets
+
+    monkeypatch.setattr(datasets, "dataset_entry",
+                        lambda name: {"image": {"shape": [32, 32], "order": "rows"}})
+    with pytest.raises(UFSBenchError, match="image order 'rows' must be C") as info:
+        plots.image_layout("faces")
+    assert "\n" not in str(info.value)
