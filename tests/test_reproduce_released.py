@@ -102,6 +102,8 @@ def test_released_cells_are_compared_with_the_printed_rows_published_cell(tmp_pa
     assert summary.loc["Table 1", "published_cells"] == 4
     text = rp.render_markdown(exp, cells, {})
     assert "ls_released = ls at preset `released`" in text
+    noted = {**exp, "notes": {**exp["notes"], "released": "Released LS is not run on HARS."}}
+    assert "- Released LS is not run on HARS." in rp.render_markdown(noted, cells, {})
 
 
 def test_a_released_row_is_laid_in_without_touching_the_printed_row(tmp_path, monkeypatch):

@@ -205,7 +205,9 @@ def released_lines(exp: dict) -> list[str]:
              "released code (the preset's table is in the method's docstring and on its docs "
              "page), on the same grid and data, compared with the same published cell as the "
              "row as printed. The published numbers presumably came from that code, so the two "
-             "Δ columns say how much of a gap fidelity to the code explains.")]
+             "Δ columns say how much of a gap fidelity to the code explains."),
+            *([f"- {exp['notes']['released']}"] if (exp.get("notes") or {}).get("released")
+              else [])]
 
 
 def baseline_lines(exp: dict) -> list[str]:
