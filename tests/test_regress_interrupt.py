@@ -100,3 +100,13 @@ def test_smoke_progress_estimates_the_time_left_from_the_finished_checks(monkeyp
     monkeypatch.setattr(regress.time, "perf_counter", lambda: 130.0)
     # 3 of 12 checks in 30 s -> 90 s for the other 9
     assert regress._overall(3, 12, started=100.0) == "[3/12 0:00:30 elapsed, ~0:01:30 left]"
+
+
+def test_parallel_smoke_all_gives_the_sequential_rows_in_order():
+    methods = ["ls", "variance", "allfeatures"]
+    one = run_smoke(["synthetic"], methods, progress=False)
+    two = run_smoke(["synthetic"], methods, progress=False, n_jobs=2)
+    # ls and variance: two grid extremes x two feature counts; allfeatures: two extremes
+    assert len(one) == 4 + 4 + 2
+    assert two.drop(columns="seconds").equals(one.drop(columns="seconds"))
+    assert (two["status"] == "ok").all()

@@ -291,34 +291,73 @@ def smoke_checks(datasets: list[str], methods: list[str], data_dir=None) -> list
     return checks
 
 
-def run_smoke(datasets: list[str], methods: list[str], data_dir=None,
-              progress: bool = True) -> pd.DataFrame:
-    """One row per check (see :func:`smoke_checks`); Ctrl-C raises :class:`SmokeInterrupted`
-    holding the rows of the checks that finished."""
+def _smoke_row(check: tuple, data) -> dict:
+    """The outcome row of one check on its loaded data set."""
+    ds_name, method, label, setting, m = check
+    start = time.perf_counter()
+    try:
+        status = smoke_one(method, setting, data, m)
+    except Exception as exc:  # noqa: BLE001 - every failure is an outcome here
+        status = f"{type(exc).__name__}: {str(exc).splitlines()[0][:100]}"
+    return {"dataset": ds_name, "method": method, "grid": label,
+            "setting": json.dumps(setting, sort_keys=True), "n_features": m,
+            "seconds": round(time.perf_counter() - start, 2), "status": status}
+
+
+_WORKER_DATA: dict = {}
+
+
+def _smoke_in_worker(check: tuple, data_dir) -> dict:
+    """:func:`_smoke_row` in a worker process: one BLAS thread (the workers share the cores),
+    the check's data set loaded once per worker and kept until the next data set."""
+    from threadpoolctl import threadpool_limits
+
+    from ufsbench.datasets import load_dataset
+
+    if check[0] not in _WORKER_DATA:
+        _WORKER_DATA.clear()
+        _WORKER_DATA[check[0]] = load_dataset(check[0], data_dir=data_dir, download=False)
+    with threadpool_limits(1):
+        return _smoke_row(check, _WORKER_DATA[check[0]])
+
+
+def _sequential_rows(checks: list[tuple], data_dir):
     from ufsbench.datasets import Dataset, load_dataset
 
+    loaded: dict[str, Dataset] = {}
+    for check in checks:
+        if check[0] not in loaded:
+            loaded.clear()  # one data set in memory at a time
+            loaded[check[0]] = load_dataset(check[0], data_dir=data_dir, download=False)
+        yield _smoke_row(check, loaded[check[0]])
+
+
+def _parallel_rows(checks: list[tuple], data_dir, n_jobs: int):
+    from joblib import Parallel, delayed
+
+    # Results come back in the checks' order (data set by data set, so each worker keeps
+    # loading the same data set); a worker's BLAS is limited to one thread.
+    yield from Parallel(n_jobs=n_jobs, return_as="generator")(
+        delayed(_smoke_in_worker)(check, data_dir) for check in checks)
+
+
+def run_smoke(datasets: list[str], methods: list[str], data_dir=None,
+              progress: bool = True, n_jobs: int = 1) -> pd.DataFrame:
+    """One row per check (see :func:`smoke_checks`), run in ``n_jobs`` processes (1: in this
+    one; -1: one per core); Ctrl-C raises :class:`SmokeInterrupted` holding the rows of the
+    checks that finished."""
     checks = smoke_checks(datasets, methods, data_dir)
     rows: list[dict] = []
-    loaded: dict[str, Dataset] = {}
     started = time.perf_counter()
+    outcomes = _sequential_rows(checks, data_dir) if n_jobs == 1 else \
+        _parallel_rows(checks, data_dir, n_jobs)
     try:
-        for ds_name, method, label, setting, m in checks:
-            if ds_name not in loaded:
-                loaded.clear()  # one data set in memory at a time
-                loaded[ds_name] = load_dataset(ds_name, data_dir=data_dir, download=False)
-            start = time.perf_counter()
-            try:
-                status = smoke_one(method, setting, loaded[ds_name], m)
-            except Exception as exc:  # noqa: BLE001 - every failure is an outcome here
-                status = f"{type(exc).__name__}: {str(exc).splitlines()[0][:100]}"
-            seconds = time.perf_counter() - start
-            rows.append({"dataset": ds_name, "method": method, "grid": label,
-                         "setting": json.dumps(setting, sort_keys=True),
-                         "n_features": m, "seconds": round(seconds, 2), "status": status})
+        for row in outcomes:
+            rows.append(row)
             if progress:
-                print(f"  {_overall(len(rows), len(checks), started)} {ds_name:12s} "
-                      f"{method:14s} {label:4s} m={m:<4d} {seconds:7.1f}s {status}",
-                      file=sys.stderr, flush=True)
+                print(f"  {_overall(len(rows), len(checks), started)} {row['dataset']:12s} "
+                      f"{row['method']:14s} {row['grid']:4s} m={row['n_features']:<4d} "
+                      f"{row['seconds']:7.1f}s {row['status']}", file=sys.stderr, flush=True)
     except KeyboardInterrupt:
         raise SmokeInterrupted(pd.DataFrame(rows, columns=SMOKE_COLUMNS), len(checks)) from None
     return pd.DataFrame(rows, columns=SMOKE_COLUMNS)
@@ -357,6 +396,9 @@ def _parser() -> argparse.ArgumentParser:
                              "extreme values and extreme feature counts")
     parser.add_argument("--datasets", nargs="*", help="--smoke-all: only these data sets")
     parser.add_argument("--data-dir", help="--smoke-all: data directory")
+    parser.add_argument("--n-jobs", type=int, default=1,
+                        help="--smoke-all: parallel fits (-1 = one per core; each with one BLAS "
+                             "thread)")
     parser.add_argument("--quiet", action="store_true", help="no per-method progress lines")
     return parser
 
@@ -391,7 +433,8 @@ def _smoke_main(opts) -> None:
     methods = _check_methods(opts.methods)
     datasets = opts.datasets or present_datasets(opts.data_dir)
     try:
-        df = run_smoke(datasets, methods, opts.data_dir, progress=not opts.quiet)
+        df = run_smoke(datasets, methods, opts.data_dir, progress=not opts.quiet,
+                       n_jobs=opts.n_jobs)
     except SmokeInterrupted as stop:
         _smoke_interrupted(opts, stop)
     table = tabulate(df, headers="keys", tablefmt="github", showindex=False)
