@@ -334,11 +334,18 @@ def _sequential_rows(checks: list[tuple], data_dir):
 
 def _parallel_rows(checks: list[tuple], data_dir, n_jobs: int):
     from joblib import Parallel, delayed
+    from joblib.externals.loky import get_reusable_executor
 
     # Results come back in the checks' order (data set by data set, so each worker keeps
     # loading the same data set); a worker's BLAS is limited to one thread.
-    yield from Parallel(n_jobs=n_jobs, return_as="generator")(
-        delayed(_smoke_in_worker)(check, data_dir) for check in checks)
+    try:
+        yield from Parallel(n_jobs=n_jobs, return_as="generator")(
+            delayed(_smoke_in_worker)(check, data_dir) for check in checks)
+    except BaseException:
+        # Ctrl-C (or any error): stop the workers now instead of letting their current fits,
+        # minutes long on wide data, run to the end while the command waits for them.
+        get_reusable_executor().shutdown(wait=False, kill_workers=True)
+        raise
 
 
 def run_smoke(datasets: list[str], methods: list[str], data_dir=None,
