@@ -122,6 +122,20 @@ def _allaml_present() -> bool:
         return False
 
 
+def _wait_for_workers(pid: int, count: int, timeout: float = 120.0) -> None:
+    """Wait until process ``pid`` has ``count`` loky worker children."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = subprocess.run(["pgrep", "-P", str(pid), "-f", "popen_loky"],
+                               capture_output=True, text=True).stdout.split()
+        if len(found) >= count:
+            return
+        time.sleep(0.2)
+    pytest.fail(f"no {count} worker processes after {timeout:.0f} s")
+
+
 @pytest.mark.skipif(not _allaml_present(), reason="needs allaml in $UFSBENCH_DATA")
 def test_ctrl_c_stops_parallel_workers_in_the_middle_of_their_fits(tmp_path):
     """SOGFS on ALLAML (d = 7129) takes minutes a fit: Ctrl-C must not wait for the workers."""
@@ -133,7 +147,8 @@ def test_ctrl_c_stops_parallel_workers_in_the_middle_of_their_fits(tmp_path):
                              "--report", str(report)], cwd=tmp_path, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(8)                        # the workers are inside their first fits
+        _wait_for_workers(proc.pid, 2)
+        time.sleep(3)                        # the workers are inside their first fits
         assert proc.poll() is None
         sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
