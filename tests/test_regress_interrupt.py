@@ -7,7 +7,6 @@ import textwrap
 
 import pytest
 
-from ufsbench.datasets import dataset_status
 from ufsbench.regress import SmokeInterrupted, cli_main, run_smoke
 
 # Every check after the first sleeps (interruptibly) long enough to be interrupted in: where
@@ -111,53 +110,3 @@ def test_parallel_smoke_all_gives_the_sequential_rows_in_order():
     assert len(one) == 4 + 4 + 2
     assert two.drop(columns="seconds").equals(one.drop(columns="seconds"))
     assert (two["status"] == "ok").all()
-
-
-def _allaml_present() -> bool:
-    from ufsbench.errors import DataError
-
-    try:
-        return bool(dataset_status("allaml")["verified"])
-    except DataError:
-        return False
-
-
-def _wait_for_workers(pid: int, count: int, timeout: float = 120.0) -> None:
-    """Wait until process ``pid`` has ``count`` loky worker children."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = subprocess.run(["pgrep", "-P", str(pid), "-f", "popen_loky"],
-                               capture_output=True, text=True).stdout.split()
-        if len(found) >= count:
-            return
-        time.sleep(0.2)
-    pytest.fail(f"no {count} worker processes after {timeout:.0f} s")
-
-
-@pytest.mark.skipif(not _allaml_present(), reason="needs allaml in $UFSBENCH_DATA")
-def test_ctrl_c_stops_parallel_workers_in_the_middle_of_their_fits(tmp_path):
-    """SOGFS on ALLAML (d = 7129) takes minutes a fit: Ctrl-C must not wait for the workers."""
-    import time
-
-    report = tmp_path / "smoke-all.md"
-    proc = subprocess.Popen([sys.executable, "-m", "ufsbench.cli", "regress", "--smoke-all",
-                             "--n-jobs", "2", "--datasets", "allaml", "--methods", "sogfs",
-                             "--report", str(report)], cwd=tmp_path, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        _wait_for_workers(proc.pid, 2)
-        time.sleep(3)                        # the workers are inside their first fits
-        assert proc.poll() is None
-        sent = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=60)
-        waited = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 130, stderr
-    assert "interrupted after 0 of 4 checks" in stderr
-    assert waited < 20, f"the command waited {waited:.0f} s for its workers"
