@@ -166,7 +166,8 @@ def row_method_config(row: dict, thin: int = 1) -> dict:
     """The method config of one table row: the method's own config overridden by the row.
 
     Parameters the row fixes are removed from the grid (a row is one variant); ``thin`` > 1 keeps
-    every ``thin``-th grid value (plus the default) for reduced runs.
+    every ``thin``-th grid value (plus the default) for reduced runs. A row with a ``preset``
+    gets the preset's values (:func:`ufsbench.presets.apply_preset`).
     """
     from ufsbench.report import method_config
 
@@ -179,7 +180,13 @@ def row_method_config(row: dict, thin: int = 1) -> dict:
     if thin > 1:
         grid = {k: thin_values(v, thin, default.get(k)) for k, v in grid.items()}
     cfg = {"name": row["method"], "params": params, "grid": grid, "default": default}
-    return {**cfg, "preset": row["preset"]} if row.get("preset") else cfg
+    if not row.get("preset"):
+        return cfg
+    from ufsbench.presets import apply_preset
+
+    # the preset's values, applied here so that grid, default and tasks agree; the key stays,
+    # so that the records name the preset
+    return apply_preset({**cfg, "preset": row["preset"]})
 
 
 def row_scorings(row: dict) -> list[str]:

@@ -89,11 +89,10 @@ def row_records(df: pd.DataFrame, registry_name: str, row: dict, scoring: str, c
                 thin: int = 1) -> tuple[pd.DataFrame, str, int | None, int]:
     """The stored records of one table row on one data set, its default params and fixed count."""
     from ufsbench.methods import selector_class
-    from ufsbench.presets import apply_preset
     from ufsbench.results import canonical
     from ufsbench.runner import expand_grid, feature_counts_for
 
-    cfg = apply_preset(row_method_config(row, thin))   # a released row: the preset's values
+    cfg = row_method_config(row, thin)
     settings = expand_grid(cfg)
     allowed = {canonical(s) for s in settings}
     default = canonical(dict(cfg["params"], **cfg["default"]))
