@@ -120,22 +120,17 @@ def committed_stability_path() -> Path:
 
 def stability_table(exp: dict, stability: pd.DataFrame) -> pd.DataFrame:
     """Phi [95 % CI] of the experiment's methods (rows, in its order) on its data sets
-    (columns, published ids): "—" where the committed table has no estimate."""
-    from ufsbench.stability import DEGENERATE_MARK
+    (columns, published ids), cells as :func:`ufsbench.stability.stability_frame` writes them;
+    "—" where the committed table has no estimate."""
+    from ufsbench.stability import stability_frame
 
     methods = [m for m in dict.fromkeys(r["method"] for r in exp["rows"])
                if not keeps_all_features(m)]
-    shown = {ds: reg for ds, reg in exp["datasets"].items()
-             if reg in set(stability["dataset"])}
-    table = {"method": methods}
-    for ds, reg in shown.items():
-        part = stability[stability["dataset"] == reg].set_index("method")
-        table[ds] = [f"{part.at[m, 'phi']:.2f} [{part.at[m, 'ci_low']:.2f}, "
-                     f"{part.at[m, 'ci_high']:.2f}]"
-                     + (DEGENERATE_MARK if part.at[m, "degenerate_fits"] > 0 else "")
-                     if m in part.index else "—"
-                     for m in methods]
-    return pd.DataFrame(table)
+    frame = stability_frame(stability.assign(stale=False))   # the committed table is current
+    shown = {ds: reg for ds, reg in exp["datasets"].items() if reg in frame.columns}
+    table = frame.reindex(index=methods, columns=list(shown.values())).fillna("—")
+    table.columns = list(shown)
+    return table.rename_axis("method").reset_index()
 
 
 def stability_lines(exp: dict, path: Path | None = None) -> list[str]:
