@@ -131,3 +131,12 @@ def test_a_released_row_is_laid_in_without_touching_the_printed_row(tmp_path, mo
     assert "- rows added since (2): ls_released: " in text
     assert "thread(s) per fit" in text                     # the BLAS kernels of the new rows
     assert "- reference runs: [RUNS.md](RUNS.md)" in text
+
+
+def test_laying_in_an_unknown_row_is_refused_in_one_line(tmp_path, capsys):
+    code = baseline_rows.main(["--results-dir", str(tmp_path), "--paper", "ufsol", "--out-dir",
+                               str(tmp_path / "out"), "--rows", "ufsol_relased"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "ufsol_relased" in err and "ufsol_released" in err
+    assert not (tmp_path / "out").exists()

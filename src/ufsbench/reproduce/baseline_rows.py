@@ -295,6 +295,11 @@ def main(argv=None) -> int:
         if any(n not in PAPERS and n != "quick" for n in names):
             raise UFSBenchError(f"unknown paper {args.paper!r}; use one of "
                                 f"{', '.join(PAPERS)} or all")
+        known = {r["row"] for n in names for r in load_experiment(n)["rows"]}
+        unknown = [r for r in args.rows if r not in known]
+        if unknown:
+            raise UFSBenchError(f"row(s) {', '.join(unknown)} are not in the experiments "
+                                f"({', '.join(names)}); their rows: {', '.join(sorted(known))}")
         methods = args.methods if args.methods is not None else \
             ([] if args.rows else list(BASELINE_METHODS))
         add_rows(names, args.results_dir, args.out_dir, tuple(methods), args.data_dir,
