@@ -456,29 +456,6 @@ def test_regress_without_reference_names_the_fix(tmp_path):
         cli_main(["--reference", str(tmp_path / "none"), "--methods", "ls", "--quiet"])
 
 
-def test_grid_extremes_and_smoke(monkeypatch):
-    from ufsbench.regress import grid_extremes, run_smoke
-
-    cfg = {"name": "x", "params": {"k": 5}, "grid": {"gamma": [10, 0.1, 1], "w": ["b", "a"]}}
-    assert grid_extremes(cfg) == {"low": {"k": 5, "gamma": 0.1, "w": "b"},
-                                  "high": {"k": 5, "gamma": 10, "w": "a"}}
-    df = run_smoke(["synthetic"], ["ls", "allfeatures"], progress=False)
-    assert len(df) == 2 * 2 + 2 * 1 and (df["status"] == "ok").all()
-    assert set(df.loc[df["method"] == "ls", "n_features"]) == {5, 40}
-
-    import ufsbench.methods.ls as ls_module
-
-    real = ls_module.LaplacianScore._fit
-
-    def nan_scores(self, X):
-        real(self, X)
-        self.scores_ = np.full(X.shape[1], np.nan)
-
-    monkeypatch.setattr(ls_module.LaplacianScore, "_fit", nan_scores)
-    df = run_smoke(["synthetic"], ["ls"], progress=False)
-    assert df["status"].str.contains("NaN score").all()
-
-
 # -- workers of a killed sweep -------------------------------------------------------------------
 def _process(pid):
     """(state, parent pid, start time) of a process from /proc, None when there is none."""

@@ -17,10 +17,7 @@ regression: the diff table is printed and the exit code is 1. New rows (a method
 reference) are listed but are not regressions. ``--update`` rewrites the reference.
 
 Smoke: ``--smoke-all`` fits every method on every data set present at the extreme values of its
-grid (all lowest / all highest values) and the extreme feature counts, and checks that each fit
-returns exactly the requested number of distinct features with no NaN score; the outcome table is
-printed and written with ``--report``. Interrupted (Ctrl-C), it writes the report of the checks
-that finished, marked as partial, and exits 130.
+grid and checks each fit at the extreme feature counts (``ufsbench.smoke``).
 """
 
 from __future__ import annotations
@@ -37,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ufsbench.errors import UFSBenchError
+from ufsbench.smoke import SMOKE_MAX_ITER
 
 #: The fixed subset: data set -> feature counts.
 REGRESSION_COUNTS = {"synthetic": [5, 20], "digits_regress": [10, 30]}
@@ -214,175 +212,6 @@ def diff_table(comparison: pd.DataFrame, fmt: str = "simple") -> str:
                     missingval="-")
 
 
-# -- smoke-all -------------------------------------------------------------------------------
-def grid_extremes(method_cfg: dict) -> dict[str, dict]:
-    """{"low": setting, "high": setting}: fixed params with every grid list at its ends.
-
-    Numeric lists are ordered by value; other lists (e.g. weight names) keep their order.
-    """
-    fixed = dict(method_cfg.get("params") or {})
-    low, high = dict(fixed), dict(fixed)
-    for name, values in (method_cfg.get("grid") or {}).items():
-        values = list(values) if isinstance(values, (list, tuple)) else [values]
-        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-            values = sorted(values)
-        low[name], high[name] = values[0], values[-1]
-    return {"low": low, "high": high}
-
-
-def present_datasets(data_dir=None) -> list[str]:
-    from ufsbench.datasets import dataset_names, dataset_status
-
-    return [n for n in dataset_names() if dataset_status(n, data_dir)["verified"]]
-
-
-def smoke_one(method: str, setting: dict, data, m: int) -> str:
-    """'ok' or what is wrong with one fit at feature count m."""
-    from ufsbench.methods import make_selector, selector_class
-
-    kind = selector_class(method).selection_kind
-    sel = make_selector(method, n_features_to_select=None if kind == "all" else m,
-                        n_clusters=data.n_classes, random_state=0, **setting)
-    sel.fit(data.X)
-    support = sel.get_support(indices=True)
-    expected = data.n_features if kind == "all" else m
-    if len(support) != expected or len(set(support.tolist())) != expected:
-        return f"selected {len(support)} features, expected {expected}"
-    scores = getattr(sel, "scores_", None)
-    if scores is not None and np.any(np.isnan(scores)):
-        return f"{int(np.isnan(scores).sum())} NaN score(s)"
-    return "ok"
-
-
-SMOKE_COLUMNS = ["dataset", "method", "grid", "setting", "n_features", "seconds", "status"]
-
-
-class SmokeInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a smoke-all run: ``results`` holds the rows of the ``total`` checks that
-    finished (a KeyboardInterrupt, so callers that only stop on Ctrl-C still do)."""
-
-    def __init__(self, results: pd.DataFrame, total: int):
-        super().__init__(f"interrupted after {len(results)} of {total} checks")
-        self.results, self.total = results, total
-
-
-def smoke_checks(datasets: list[str], methods: list[str], data_dir=None) -> list[tuple]:
-    """Every check of a smoke-all run, in run order: (dataset, method, grid label, setting, m).
-
-    Feature counts come from the registry's ``n_features`` (the loader checks the file against
-    it), so the plan, and with it the number of checks, is known before any data set is loaded.
-    """
-    from ufsbench.datasets import dataset_entry, load_dataset
-    from ufsbench.methods import selector_class
-    from ufsbench.report import method_config
-    from ufsbench.runner import feature_counts_for
-
-    checks = []
-    for ds_name in datasets:
-        entry = dataset_entry(ds_name)
-        n_features = entry.get("n_features") or load_dataset(ds_name, data_dir=data_dir,
-                                                             download=False).n_features
-        for method in methods:
-            counts = feature_counts_for(entry.get("feature_counts") or [50], n_features,
-                                        selector_class(method).selection_kind)
-            for label, setting in grid_extremes(method_config(method)).items():
-                checks += [(ds_name, method, label, setting, m)
-                           for m in sorted({counts[0], counts[-1]})]
-    return checks
-
-
-def _smoke_row(check: tuple, data) -> dict:
-    """The outcome row of one check on its loaded data set."""
-    ds_name, method, label, setting, m = check
-    start = time.perf_counter()
-    try:
-        status = smoke_one(method, setting, data, m)
-    except Exception as exc:  # noqa: BLE001 - every failure is an outcome here
-        status = f"{type(exc).__name__}: {str(exc).splitlines()[0][:100]}"
-    return {"dataset": ds_name, "method": method, "grid": label,
-            "setting": json.dumps(setting, sort_keys=True), "n_features": m,
-            "seconds": round(time.perf_counter() - start, 2), "status": status}
-
-
-_WORKER_DATA: dict = {}
-
-
-def _smoke_in_worker(check: tuple, data_dir) -> dict:
-    """:func:`_smoke_row` in a worker process: one BLAS thread (the workers share the cores),
-    the check's data set loaded once per worker and kept until the next data set."""
-    from threadpoolctl import threadpool_limits
-
-    from ufsbench.datasets import load_dataset
-
-    if check[0] not in _WORKER_DATA:
-        _WORKER_DATA.clear()
-        _WORKER_DATA[check[0]] = load_dataset(check[0], data_dir=data_dir, download=False)
-    with threadpool_limits(1):
-        return _smoke_row(check, _WORKER_DATA[check[0]])
-
-
-def _sequential_rows(checks: list[tuple], data_dir):
-    from ufsbench.datasets import Dataset, load_dataset
-
-    loaded: dict[str, Dataset] = {}
-    for check in checks:
-        if check[0] not in loaded:
-            loaded.clear()  # one data set in memory at a time
-            loaded[check[0]] = load_dataset(check[0], data_dir=data_dir, download=False)
-        yield _smoke_row(check, loaded[check[0]])
-
-
-def _parallel_rows(checks: list[tuple], data_dir, n_jobs: int):
-    from joblib import Parallel, delayed
-    from joblib.externals.loky import get_reusable_executor
-
-    # Results come back in the checks' order (data set by data set, so each worker keeps
-    # loading the same data set); a worker's BLAS is limited to one thread.
-    try:
-        yield from Parallel(n_jobs=n_jobs, return_as="generator")(
-            delayed(_smoke_in_worker)(check, data_dir) for check in checks)
-    except BaseException:
-        # Ctrl-C (or any error): stop the workers now instead of letting their current fits,
-        # minutes long on wide data, run to the end while the command waits for them.
-        get_reusable_executor().shutdown(wait=False, kill_workers=True)
-        raise
-
-
-def run_smoke(datasets: list[str], methods: list[str], data_dir=None,
-              progress: bool = True, n_jobs: int = 1) -> pd.DataFrame:
-    """One row per check (see :func:`smoke_checks`), run in ``n_jobs`` processes (1: in this
-    one; -1: one per core); Ctrl-C raises :class:`SmokeInterrupted` holding the rows of the
-    checks that finished."""
-    checks = smoke_checks(datasets, methods, data_dir)
-    rows: list[dict] = []
-    started = time.perf_counter()
-    outcomes = _sequential_rows(checks, data_dir) if n_jobs == 1 else \
-        _parallel_rows(checks, data_dir, n_jobs)
-    try:
-        for row in outcomes:
-            rows.append(row)
-            if progress:
-                print(f"  {_overall(len(rows), len(checks), started)} {row['dataset']:12s} "
-                      f"{row['method']:14s} {row['grid']:4s} m={row['n_features']:<4d} "
-                      f"{row['seconds']:7.1f}s {row['status']}", file=sys.stderr, flush=True)
-    except KeyboardInterrupt:
-        raise SmokeInterrupted(pd.DataFrame(rows, columns=SMOKE_COLUMNS), len(checks)) from None
-    return pd.DataFrame(rows, columns=SMOKE_COLUMNS)
-
-
-def _overall(done: int, total: int, started: float) -> str:
-    """``[done/total, elapsed, ~left]``: the time left assumes the remaining checks take as long
-    on average as the finished ones (checks run data set by data set, so it is rough early on)."""
-    elapsed = time.perf_counter() - started
-    left = elapsed / done * (total - done)
-    return f"[{done}/{total} {_clock(elapsed)} elapsed, ~{_clock(left)} left]"
-
-
-def _clock(seconds: float) -> str:
-    minutes, secs = divmod(int(round(seconds)), 60)
-    return f"{minutes // 60}:{minutes % 60:02d}:{secs:02d}"
-
-
 # -- command line ----------------------------------------------------------------------------
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -406,6 +235,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--n-jobs", type=int, default=1,
                         help="--smoke-all: parallel fits (-1 = one per core; each with one BLAS "
                              "thread)")
+    parser.add_argument("--max-iter", type=int, default=SMOKE_MAX_ITER,
+                        help=f"--smoke-all: at most this many outer iterations a fit (default "
+                             f"{SMOKE_MAX_ITER}; 0: every fit to its own stop, hours on wide data)")
     parser.add_argument("--quiet", action="store_true", help="no per-method progress lines")
     return parser
 
@@ -434,49 +266,20 @@ def _write_report(path: Path, title: str, table: str, quiet: bool = False) -> No
         print(f"wrote {path}", file=sys.stderr)
 
 
-def _smoke_main(opts) -> None:
-    from tabulate import tabulate
-
-    methods = _check_methods(opts.methods)
-    datasets = opts.datasets or present_datasets(opts.data_dir)
-    try:
-        df = run_smoke(datasets, methods, opts.data_dir, progress=not opts.quiet,
-                       n_jobs=opts.n_jobs)
-    except SmokeInterrupted as stop:
-        _smoke_interrupted(opts, stop)
-    table = tabulate(df, headers="keys", tablefmt="github", showindex=False)
-    bad = df[df["status"] != "ok"]
-    print(tabulate(bad if not bad.empty else df, headers="keys", showindex=False))
-    print(f"\nsmoke-all: {len(df) - len(bad)} of {len(df)} fits ok")
-    if opts.report:
-        _write_report(opts.report, "ufsbench smoke-all", table)
-    if not bad.empty:
-        sys.exit(1)
-
-
-def _smoke_interrupted(opts, stop: SmokeInterrupted) -> None:
-    """Write the report of the checks that finished, marked as partial; exit 130 (Ctrl-C)."""
-    from tabulate import tabulate
-
-    done, total = len(stop.results), stop.total
-    where = "no report written (no --report)"
-    if opts.report:
-        ok = int((stop.results["status"] == "ok").sum())
-        table = tabulate(stop.results, headers="keys", tablefmt="github", showindex=False)
-        _write_report(opts.report, "ufsbench smoke-all: INTERRUPTED, partial report",
-                      f"**Interrupted: partial report.** {done} of {total} checks finished "
-                      f"({ok} ok); the other {total - done} did not run.\n\n{table}", quiet=True)
-        where = f"partial report in {opts.report}"
-    print(f"\nufsbench: smoke-all interrupted after {done} of {total} checks; {where}",
-          file=sys.stderr)
-    sys.exit(130)
-
-
 def cli_main(args: list[str]) -> None:
     """Entry point of ``ufsbench regress`` (exit 0: no regression, 1: regression, 2: bad input)."""
     opts = _parser().parse_args(args)
     if opts.smoke_all:
-        return _smoke_main(opts)
+        from ufsbench.smoke import smoke_main
+
+        opts.methods = _check_methods(opts.methods)
+        if opts.n_jobs == 0 or opts.n_jobs < -1:
+            raise UFSBenchError(f"--n-jobs {opts.n_jobs} must be a positive number of workers "
+                                f"or -1 (one per core)")
+        if opts.max_iter < 0:
+            raise UFSBenchError(f"--max-iter {opts.max_iter} must be >= 0 (0: every fit to its "
+                                f"own stop)")
+        return smoke_main(opts, _write_report)
     if opts.tol < 0:
         raise UFSBenchError(f"--tol {opts.tol} must be >= 0")
     methods = _check_methods(opts.methods)

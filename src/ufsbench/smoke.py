@@ -1,0 +1,316 @@
+"""``ufsbench regress --smoke-all``: every method on every data set present, at its grid's extremes.
+
+A *fit* of the smoke run is one (data set, method, grid extreme) with the feature counts it
+serves: every grid list at its lowest values ("low") or at its highest ("high"), the method
+config's fixed parameters kept. A fit passes when, for the data set's extreme feature counts
+(its first and last), the selector returns exactly that many distinct features and no NaN
+score. A ranking method (and a subset method declaring ``one_fit_serves_counts``) is fitted
+once, at the largest count, and read at both; any other subset method is fitted per count.
+
+**Iteration budget.** By default every fit runs at most ``SMOKE_MAX_ITER`` outer iterations (a
+method's ``max_iter`` is lowered to it, ``min_iter`` with it): the run checks that each code
+path runs on each data set's shape at the grid's extremes, not where the iterations end. The
+capped fits' ``ConvergenceWarning`` is expected and not shown. ``--max-iter 0`` runs every fit
+to its own stop, as the reproduction does (hours on the wide data sets: a SOGFS W-step on d =
+7129 features is a dense d x d eigendecomposition).
+
+Fits run in ``n_jobs`` worker processes (one BLAS thread each), the most expensive data sets
+first so that the last fits to finish are short ones. Ctrl-C (or any error) terminates the
+workers at once, writes the report of the fits that finished, marked partial, and exits 130.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import signal
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+#: Outer iterations a smoke fit may run (``--max-iter``; 0 = each method's own ``max_iter``).
+SMOKE_MAX_ITER = 2
+
+SMOKE_COLUMNS = ["dataset", "method", "grid", "setting", "n_features", "seconds", "status"]
+
+
+@dataclass(frozen=True)
+class SmokeFit:
+    """One fit of the smoke run and the feature counts it is checked at."""
+
+    dataset: str
+    method: str
+    grid: str
+    setting: dict = field(hash=False)
+    counts: tuple[int, ...]
+    #: Relative cost, for ordering only: n * d * max(n, d) of the data set.
+    cost: float = field(default=0.0, compare=False)
+
+
+class SmokeInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a smoke-all run: ``results`` holds the rows of the ``total`` fits that
+    finished (a KeyboardInterrupt, so callers that only stop on Ctrl-C still do)."""
+
+    def __init__(self, results: pd.DataFrame, total: int):
+        super().__init__(f"interrupted after {len(results)} of {total} fits")
+        self.results, self.total = results, total
+
+
+def grid_extremes(method_cfg: dict) -> dict[str, dict]:
+    """{"low": setting, "high": setting}: fixed params with every grid list at its ends.
+
+    Numeric lists are ordered by value; other lists (e.g. weight names) keep their order.
+    """
+    fixed = dict(method_cfg.get("params") or {})
+    low, high = dict(fixed), dict(fixed)
+    for name, values in (method_cfg.get("grid") or {}).items():
+        values = list(values) if isinstance(values, (list, tuple)) else [values]
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            values = sorted(values)
+        low[name], high[name] = values[0], values[-1]
+    return {"low": low, "high": high}
+
+
+def present_datasets(data_dir=None) -> list[str]:
+    """The registered data sets whose files are present and verified."""
+    from ufsbench.datasets import dataset_names, dataset_status
+
+    return [n for n in dataset_names() if dataset_status(n, data_dir)["verified"]]
+
+
+def within_budget(method: str, setting: dict, max_iter: int) -> dict:
+    """``setting`` with the method's ``max_iter`` lowered to ``max_iter`` (0: unchanged) and a
+    ``min_iter`` above it lowered with it; methods without ``max_iter`` are unchanged."""
+    from ufsbench.methods import method_parameters, selector_class
+
+    params = method_parameters(method)
+    if max_iter <= 0 or "max_iter" not in params:
+        return dict(setting)
+    defaults = selector_class(method)().get_params()
+    capped = dict(setting, max_iter=min(int(setting.get("max_iter", defaults["max_iter"])),
+                                        max_iter))
+    if "min_iter" in params and int(setting.get("min_iter", defaults["min_iter"])) > max_iter:
+        capped["min_iter"] = capped["max_iter"]
+    return capped
+
+
+def smoke_fits(datasets: list[str], methods: list[str], data_dir=None,
+               max_iter: int = SMOKE_MAX_ITER) -> list[SmokeFit]:
+    """Every fit of a smoke-all run, most expensive data set first, its setting within the
+    iteration budget ``max_iter`` (see the module docstring).
+
+    Feature counts and shapes come from the registry (the loader checks the file against them),
+    so the plan, and with it the number of fits, is known before any data set is loaded.
+    """
+    from ufsbench.datasets import dataset_entry, load_dataset
+    from ufsbench.methods import selector_class
+    from ufsbench.report import method_config
+    from ufsbench.runner import feature_counts_for
+
+    fits = []
+    for ds_name in datasets:
+        entry = dataset_entry(ds_name)
+        n, d = entry.get("n_samples"), entry.get("n_features")
+        if not (n and d):
+            data = load_dataset(ds_name, data_dir=data_dir, download=False)
+            n, d = data.X.shape
+        cost = float(n) * d * max(n, d)
+        for method in methods:
+            cls = selector_class(method)
+            counts = feature_counts_for(entry.get("feature_counts") or [50], d,
+                                        cls.selection_kind)
+            extremes = tuple(sorted({counts[0], counts[-1]}))
+            one_fit = cls.selection_kind != "subset" or cls.one_fit_serves_counts
+            groups = [extremes] if one_fit else [(m,) for m in extremes]
+            for label, setting in grid_extremes(method_config(method)).items():
+                setting = within_budget(method, setting, max_iter)
+                fits += [SmokeFit(ds_name, method, label, setting, group, cost)
+                         for group in groups]
+    order = sorted(range(len(fits)), key=lambda i: (-fits[i].cost, i))
+    return [fits[i] for i in order]
+
+
+def check_fit(method: str, setting: dict, data, counts: tuple[int, ...]) -> str:
+    """'ok' or what is wrong with one fit read at each of ``counts``."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    from ufsbench.methods import make_selector, selector_class
+
+    kind = selector_class(method).selection_kind
+    sel = make_selector(method, n_features_to_select=None if kind == "all" else max(counts),
+                        n_clusters=data.n_classes, random_state=0, **setting)
+    with warnings.catch_warnings():
+        # Stopping at max_iter is an outcome of the setting (the budget's, or the method's own
+        # cap), not a failure of the code path under test.
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        sel.fit(data.X)
+    for m in counts:
+        top = sel.top_features(m)
+        expected = data.n_features if kind == "all" else m
+        if len(top) != expected or len(np.unique(top)) != expected:
+            return f"m={m}: selected {len(top)} features, expected {expected}"
+    scores = getattr(sel, "scores_", None)
+    if scores is not None and np.any(np.isnan(scores)):
+        return f"{int(np.isnan(scores).sum())} NaN score(s)"
+    return "ok"
+
+
+def _row(fit: SmokeFit, data) -> dict:
+    """The outcome row of one fit on its loaded data set."""
+    start = time.perf_counter()
+    try:
+        status = check_fit(fit.method, fit.setting, data, fit.counts)
+    except Exception as exc:  # noqa: BLE001 - every failure is an outcome here
+        status = f"{type(exc).__name__}: {str(exc).splitlines()[0][:100]}"
+    return {"dataset": fit.dataset, "method": fit.method, "grid": fit.grid,
+            "setting": json.dumps(fit.setting, sort_keys=True),
+            "n_features": ", ".join(map(str, fit.counts)),
+            "seconds": round(time.perf_counter() - start, 2), "status": status}
+
+
+class _LoadedData:
+    """The data set of the latest fit, kept until a fit asks for another (one in memory)."""
+
+    def __init__(self, data_dir):
+        self.data_dir, self.name, self.data = data_dir, None, None
+
+    def __call__(self, name: str):
+        from ufsbench.datasets import load_dataset
+
+        if name != self.name:
+            self.name, self.data = None, None
+            self.data = load_dataset(name, data_dir=self.data_dir, download=False)
+            self.name = name
+        return self.data
+
+
+_WORKER: dict = {}
+
+
+def _start_worker(data_dir) -> None:
+    """Worker set-up: the parent alone handles Ctrl-C (it terminates the workers); one BLAS
+    thread, since the workers share the cores."""
+    from threadpoolctl import threadpool_limits
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _WORKER["limits"] = threadpool_limits(1)
+    _WORKER["data"] = _LoadedData(data_dir)
+
+
+def _fit_in_worker(task: tuple[int, SmokeFit]) -> tuple[int, dict]:
+    index, fit = task
+    return index, _row(fit, _WORKER["data"](fit.dataset))
+
+
+def _sequential(fits: list[SmokeFit], data_dir):
+    loaded = _LoadedData(data_dir)
+    for index, fit in enumerate(fits):
+        yield index, _row(fit, loaded(fit.dataset))
+
+
+def _parallel(fits: list[SmokeFit], data_dir, n_jobs: int):
+    # Fresh interpreters ("spawn"): a forked child would inherit the parent's BLAS thread state.
+    # terminate() on any exit path, Ctrl-C included, kills the workers in their fits instead of
+    # waiting minutes for them; the pool's workers are daemons, so an interrupt while the pool
+    # is still starting leaves none behind either (they are terminated at interpreter exit).
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(n_jobs, initializer=_start_worker, initargs=(data_dir,)) as pool:
+        yield from pool.imap_unordered(_fit_in_worker, enumerate(fits), chunksize=1)
+
+
+def run_smoke(datasets: list[str], methods: list[str], data_dir=None, progress: bool = True,
+              n_jobs: int = 1, max_iter: int = SMOKE_MAX_ITER) -> pd.DataFrame:
+    """One row per fit (see :func:`smoke_fits`), in plan order, run in ``n_jobs`` processes (1:
+    in this one; -1: one per core); Ctrl-C raises :class:`SmokeInterrupted` holding the rows of
+    the fits that finished."""
+    fits = smoke_fits(datasets, methods, data_dir, max_iter)
+    n_jobs = multiprocessing.cpu_count() if n_jobs == -1 else n_jobs
+    if progress:
+        budget = f"at most {max_iter} iterations a fit" if max_iter > 0 else "full fits"
+        print(f"smoke-all: {len(fits)} fits on {len(datasets)} data set(s), {budget}, "
+              f"{n_jobs} worker(s)", file=sys.stderr, flush=True)
+    done: dict[int, dict] = {}
+    started, total_cost, done_cost = time.perf_counter(), sum(f.cost for f in fits), 0.0
+    try:
+        outcomes = _sequential(fits, data_dir) if n_jobs == 1 else \
+            _parallel(fits, data_dir, n_jobs)
+        for index, row in outcomes:
+            done[index] = row
+            done_cost += fits[index].cost
+            if progress:
+                print(f"  {_overall(len(done), len(fits), done_cost / total_cost, started)} "
+                      f"{row['dataset']:12s} {row['method']:14s} {row['grid']:4s} "
+                      f"m={row['n_features']:<9s} {row['seconds']:7.1f}s {row['status']}",
+                      file=sys.stderr, flush=True)
+    except KeyboardInterrupt:
+        raise SmokeInterrupted(_in_plan_order(done), len(fits)) from None
+    return _in_plan_order(done)
+
+
+def _in_plan_order(done: dict[int, dict]) -> pd.DataFrame:
+    return pd.DataFrame([done[i] for i in sorted(done)], columns=SMOKE_COLUMNS)
+
+
+def _overall(done: int, total: int, cost_share: float, started: float) -> str:
+    """``[done/total, elapsed, ~left]``. The time left scales the elapsed time by the estimated
+    cost still to run (n d max(n, d) per fit): fits run most expensive first, so counting fits
+    alone would overstate it."""
+    elapsed = time.perf_counter() - started
+    left = elapsed * (1 - cost_share) / cost_share if cost_share > 0 else 0.0
+    return f"[{done}/{total} {_clock(elapsed)} elapsed, ~{_clock(left)} left]"
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(round(seconds)), 60)
+    return f"{minutes // 60}:{minutes % 60:02d}:{secs:02d}"
+
+
+def smoke_main(opts, write_report) -> None:
+    """``--smoke-all``: run, print the failures (or every row), write ``--report``; exit 1 when
+    a fit fails, 130 on Ctrl-C."""
+    from tabulate import tabulate
+
+    datasets = opts.datasets or present_datasets(opts.data_dir)
+    try:
+        df = run_smoke(datasets, opts.methods, opts.data_dir, progress=not opts.quiet,
+                       n_jobs=opts.n_jobs, max_iter=opts.max_iter)
+    except SmokeInterrupted as stop:
+        _interrupted(opts, stop, write_report)
+    table = tabulate(df, headers="keys", tablefmt="github", showindex=False)
+    bad = df[df["status"] != "ok"]
+    print(tabulate(bad if not bad.empty else df, headers="keys", showindex=False))
+    print(f"\nsmoke-all: {len(df) - len(bad)} of {len(df)} fits ok")
+    if opts.report:
+        write_report(opts.report, "ufsbench smoke-all", f"{_budget_line(opts)}\n\n{table}")
+    if not bad.empty:
+        sys.exit(1)
+
+
+def _budget_line(opts) -> str:
+    if opts.max_iter > 0:
+        return (f"Each fit ran at most {opts.max_iter} outer iterations (`--max-iter`; 0 runs "
+                f"every fit to its own stop).")
+    return "Every fit ran to its own stop (`--max-iter 0`)."
+
+
+def _interrupted(opts, stop: SmokeInterrupted, write_report) -> None:
+    """Write the report of the fits that finished, marked as partial; exit 130 (Ctrl-C)."""
+    from tabulate import tabulate
+
+    done, total = len(stop.results), stop.total
+    where = "no report written (no --report)"
+    if opts.report:
+        ok = int((stop.results["status"] == "ok").sum())
+        table = tabulate(stop.results, headers="keys", tablefmt="github", showindex=False)
+        write_report(opts.report, "ufsbench smoke-all: INTERRUPTED, partial report",
+                     f"**Interrupted: partial report.** {done} of {total} fits finished "
+                     f"({ok} ok); the other {total - done} did not finish.\n\n"
+                     f"{_budget_line(opts)}\n\n{table}", quiet=True)
+        where = f"partial report in {opts.report}"
+    print(f"\nufsbench: smoke-all interrupted after {done} of {total} fits; {where}",
+          file=sys.stderr)
+    sys.exit(130)

@@ -1,0 +1,276 @@
+"""`ufsbench regress --smoke-all`: the plan, the checks, the iteration budget, parallel workers,
+and Ctrl-C (the fits that finished are reported, marked partial; no worker is left running)."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ufsbench.regress import cli_main
+from ufsbench.smoke import SmokeInterrupted, grid_extremes, run_smoke, smoke_fits, within_budget
+
+
+def test_grid_extremes_take_each_list_at_its_ends():
+    cfg = {"name": "x", "params": {"k": 5}, "grid": {"gamma": [10, 0.1, 1], "w": ["b", "a"]}}
+    assert grid_extremes(cfg) == {"low": {"k": 5, "gamma": 0.1, "w": "b"},
+                                  "high": {"k": 5, "gamma": 10, "w": "a"}}
+
+
+def test_one_fit_serves_both_counts_where_the_selector_allows_it():
+    fits = smoke_fits(["synthetic"], ["ls", "dgufs", "allfeatures"], max_iter=0)
+    by_method = {m: [f.counts for f in fits if f.method == m] for m in ("ls", "dgufs",
+                                                                        "allfeatures")}
+    assert by_method["ls"] == [(5, 40), (5, 40)]                   # ranking: one fit per extreme
+    assert by_method["dgufs"] == [(5,), (40,), (5,), (40,)]         # exact subset: one per count
+    assert by_method["allfeatures"] == [(100,), (100,)]
+
+
+def test_the_most_expensive_data_set_runs_first():
+    fits = smoke_fits(["synthetic", "digits"], ["ls"])
+    # digits 1797 x 64 costs n d max(n, d) = 2.1e8, synthetic 300 x 100 9e6
+    assert [f.dataset for f in fits] == ["digits", "digits", "synthetic", "synthetic"]
+
+
+def test_the_iteration_budget_lowers_max_iter_and_min_iter_only():
+    assert within_budget("sogfs", {"gamma": 1.0, "max_iter": 50}, 2) == {"gamma": 1.0,
+                                                                         "max_iter": 2}
+    assert within_budget("sogfs", {"max_iter": 50, "min_iter": 5}, 2) == {"max_iter": 2,
+                                                                          "min_iter": 2}
+    assert within_budget("sogfs", {"max_iter": 1}, 2) == {"max_iter": 1}
+    assert within_budget("sogfs", {}, 2)["max_iter"] == 2           # from the class default
+    assert within_budget("sogfs", {"max_iter": 50}, 0) == {"max_iter": 50}
+    assert within_budget("ls", {"k": 5}, 2) == {"k": 5}             # no iterations to cap
+
+
+def test_smoke_rows_report_the_capped_setting_that_ran():
+    df = run_smoke(["synthetic"], ["sogfs"], progress=False, max_iter=2)
+    assert (df["status"] == "ok").all() and len(df) == 2
+    assert df["setting"].str.contains('"max_iter": 2').all()
+    assert list(df["n_features"]) == ["5, 40", "5, 40"]
+
+
+def test_a_nan_score_fails_the_check(monkeypatch):
+    import ufsbench.methods.ls as ls_module
+
+    real = ls_module.LaplacianScore._fit
+
+    def nan_scores(self, X):
+        real(self, X)
+        self.scores_ = np.full(X.shape[1], np.nan)
+
+    monkeypatch.setattr(ls_module.LaplacianScore, "_fit", nan_scores)
+    df = run_smoke(["synthetic"], ["ls"], progress=False)
+    assert df["status"].str.contains("NaN score").all()
+
+
+def test_a_selection_of_the_wrong_size_fails_the_check(monkeypatch):
+    import ufsbench.methods.ls as ls_module
+
+    real = ls_module.LaplacianScore.top_features
+    monkeypatch.setattr(ls_module.LaplacianScore, "top_features",
+                        lambda self, m: real(self, m)[:-1] if m == 40 else real(self, m))
+    df = run_smoke(["synthetic"], ["ls"], progress=False)
+    assert list(df["status"]) == ["m=40: selected 39 features, expected 40"] * 2
+
+
+def test_parallel_smoke_all_gives_the_sequential_rows_in_plan_order():
+    methods = ["ls", "variance", "allfeatures", "dgufs"]
+    one = run_smoke(["synthetic"], methods, progress=False)
+    two = run_smoke(["synthetic"], methods, progress=False, n_jobs=2)
+    assert len(one) == 2 + 2 + 2 + 4
+    assert two.drop(columns="seconds").equals(one.drop(columns="seconds"))
+    assert (two["status"] == "ok").all()
+
+
+@pytest.mark.parametrize("option", [["--max-iter", "-1"], ["--n-jobs", "0"]])
+def test_bad_smoke_options_are_refused_in_one_line(option, capsys):
+    from ufsbench.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["regress", "--smoke-all", "--datasets", "synthetic", "--methods", "ls", *option])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and option[0] in err
+
+
+# -- Ctrl-C ----------------------------------------------------------------------------------
+# Every fit after the first sleeps (interruptibly) long enough to be interrupted in: where the
+# interrupt lands does not depend on how fast this machine fits.
+SLOW_AFTER_FIRST = textwrap.dedent("""
+    import signal
+    import sys
+    import time
+
+    import ufsbench.smoke as smoke
+    from ufsbench.cli import main
+
+    # A shell that starts the tests in the background (cmd &) passes SIGINT on ignored, and
+    # Python then raises no KeyboardInterrupt: give the child the handler a terminal gives.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    real, calls = smoke.check_fit, []
+
+    def check_fit(*args, **kwargs):
+        if calls:
+            time.sleep(120)
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    smoke.check_fit = check_fit
+    main(sys.argv[1:])
+""")
+
+
+def test_ctrl_c_writes_a_partial_report_and_exits_130(tmp_path):
+    script, report = tmp_path / "slow_smoke.py", tmp_path / "smoke" / "smoke-all.md"
+    script.write_text(SLOW_AFTER_FIRST)
+    # ls and variance: one fit per grid extreme (both counts); allfeatures: 2. 6 fits.
+    proc = subprocess.Popen([sys.executable, str(script), "regress", "--smoke-all", "--datasets",
+                             "synthetic", "--methods", "ls", "variance", "allfeatures",
+                             "--report", str(report)], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        header = proc.stderr.readline()
+        assert header.startswith("smoke-all: 6 fits on 1 data set(s)"), header
+        first = proc.stderr.readline()  # the first fit's progress line: it finished
+        assert first.startswith("  [1/6 ") and "synthetic" in first, first
+        assert first.rstrip().endswith("ok"), first
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, stderr
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert lines == [f"ufsbench: smoke-all interrupted after 1 of 6 fits; partial report in "
+                     f"{report}"], stderr
+    assert stdout == ""  # no outcome table claiming a finished run
+    text = report.read_text()
+    assert text.startswith("# ufsbench smoke-all: INTERRUPTED, partial report")
+    assert "1 of 6 fits finished (1 ok); the other 5 did not finish" in text
+    rows = [line for line in text.splitlines() if line.startswith("| synthetic")]
+    assert len(rows) == 1 and "| ls " in rows[0] and "| ok " in rows[0]
+    assert sorted(p.name for p in report.parent.iterdir()) == ["smoke-all.md"]
+
+
+def test_interrupted_run_smoke_carries_the_finished_rows(monkeypatch):
+    import ufsbench.smoke as smoke
+
+    real, calls = smoke.check_fit, []
+
+    def interrupt_third(*args):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(smoke, "check_fit", interrupt_third)
+    with pytest.raises(KeyboardInterrupt) as caught:  # still a KeyboardInterrupt to callers
+        run_smoke(["synthetic"], ["ls", "allfeatures"], progress=False)
+    assert isinstance(caught.value, SmokeInterrupted) and caught.value.total == 4
+    assert list(caught.value.results["status"]) == ["ok", "ok"]
+
+
+def test_a_finished_smoke_all_report_is_not_marked_partial(tmp_path):
+    report = tmp_path / "smoke-all.md"
+    cli_main(["--smoke-all", "--datasets", "synthetic", "--methods", "allfeatures", "--quiet",
+              "--report", str(report)])
+    text = report.read_text()
+    assert text.startswith("# ufsbench smoke-all\n") and "INTERRUPTED" not in text
+    assert "at most 2 outer iterations" in text
+    assert text.count("| synthetic") == 2
+
+
+def test_smoke_progress_estimates_the_time_left_from_the_cost_still_to_run(monkeypatch):
+    from ufsbench import smoke
+
+    monkeypatch.setattr(smoke.time, "perf_counter", lambda: 130.0)
+    # a quarter of the estimated cost in 30 s -> 90 s for the rest
+    assert smoke._overall(3, 12, 0.25, started=100.0) == "[3/12 0:00:30 elapsed, ~0:01:30 left]"
+
+
+# Parallel workers: each fit records its worker's pid, then sleeps. The worker function lives in
+# an importable module, because spawned workers import what they run.
+SLOW_WORKER = textwrap.dedent("""
+    import os
+    import time
+    from pathlib import Path
+
+    def slow_fit(task):
+        Path(__file__).with_name(f"started-{os.getpid()}").touch()
+        time.sleep(300)
+""")
+
+PARALLEL_SCRIPT = textwrap.dedent("""
+    import signal
+    import sys
+
+    import slow_worker
+    import ufsbench.smoke as smoke
+    from ufsbench.cli import main
+
+    if __name__ == "__main__":        # spawned workers import this module as well
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        smoke._fit_in_worker = slow_worker.slow_fit
+        main(sys.argv[1:])
+""")
+
+
+def _processes_with(token: str) -> list[int]:
+    """Pids of the processes whose environment holds ``token`` (the command and its workers)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and token.encode() in Path(f"/proc/{entry}/environ").read_bytes():
+                found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+def _wait_until(condition, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return condition()
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
+@pytest.mark.parametrize("when", ["in the fits", "while the workers start"])
+def test_ctrl_c_terminates_parallel_workers_and_leaves_none(tmp_path, when):
+    (tmp_path / "slow_worker.py").write_text(SLOW_WORKER)
+    (tmp_path / "smoke_parallel.py").write_text(PARALLEL_SCRIPT)
+    token = f"UFSBENCH_SMOKE_TEST={uuid.uuid4().hex}"
+    env = dict(os.environ, UFSBENCH_SMOKE_TEST=token.split("=")[1])
+    report = tmp_path / "smoke-all.md"
+    proc = subprocess.Popen([sys.executable, "smoke_parallel.py", "regress", "--smoke-all",
+                             "--n-jobs", "2", "--datasets", "synthetic", "--methods", "ls",
+                             "--report", str(report)], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr.readline().startswith("smoke-all: 2 fits")
+        if when == "in the fits":
+            assert _wait_until(lambda: len(list(tmp_path.glob("started-*"))) == 2, 120), \
+                "the two workers did not start their fits"
+            assert len(_processes_with(token)) >= 3        # the command and its two workers
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, stderr
+    assert "interrupted after 0 of 2 fits" in stderr
+    assert "0 of 2 fits finished" in report.read_text()
+    _wait_until(lambda: not _processes_with(token), 10)
+    assert _processes_with(token) == [], "processes still running after the command exited"
