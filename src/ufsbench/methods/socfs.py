@@ -36,6 +36,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
+from scipy import linalg as sla
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
@@ -43,8 +44,9 @@ from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, register
 from ufsbench.numerics import l21_reweight, orthonormal_polar, row_norms
-from ufsbench.numerics.gram_solve import solve_gram_plus_diag
+from ufsbench.numerics.gram_solve import solve_gram_plus_diag, solve_psd
 from ufsbench.numerics.irls import smoothed_l21_norm
+from ufsbench.numerics.scaled_gram import ScaledOuterGram
 from ufsbench.numerics.triplet import ordinal_laplacian, sparse_triplet_weights
 
 #: The weights of the first W-step: "start" (the l2,1 reweighting of the start W0) or
@@ -52,18 +54,48 @@ from ufsbench.numerics.triplet import ordinal_laplacian, sparse_triplet_weights
 D_INITS = ("start", "identity")
 
 
-def regression_step(X: np.ndarray, metric):
+def regression_step(X: np.ndarray, metric, raw: np.ndarray | None = None):
     """W = (X^T M X + diag(reg))^{-1} X^T T as a function of (T, reg), for a fixed X and M.
 
-    Computes what ``solve_gram_plus_diag(X, T, reg, metric)`` computes, but for d <= n (its
-    primal d x d form) X^T M X is formed once here instead of once per outer iteration: an
-    O(n d^2) product that costs as much as the rest of a SOCFS fit (coil20: 50 products of
-    1440 x 1024). The d x d system itself changes with reg and is solved every time (Cholesky).
-    For d > n the n x n push-through form depends on reg throughout and is left as it is.
+    Computes what ``solve_gram_plus_diag(X, T, reg, metric)`` computes (M = None: I; else a
+    sparse symmetric positive definite n x n matrix), with what does not depend on (T, reg)
+    formed once:
+
+    * d <= n: X^T M X (d x d, O(n d^2)) is formed here instead of once per outer iteration
+      (coil20: 50 products of 1440 x 1024); the d x d system, which changes with reg, is solved
+      every time (Cholesky).
+    * d > n: the push-through form W = R^{-1} X^T (M X R^{-1} X^T + I)^{-1} T. Its n x n matrix
+      K = X R^{-1} X^T comes from :class:`ufsbench.numerics.scaled_gram.ScaledOuterGram`,
+      a sparse product when most columns of the uncentred data ``raw`` (X = raw - mean(raw),
+      None: X itself) are sparse. For M = I the system K + I is solved by Cholesky, as
+      ``solve_gram_plus_diag`` does. For M != I, M K + I = M (K + M^{-1}), so
+      (M K + I)^{-1} T = (K + M^{-1})^{-1} M^{-1} T: a symmetric positive definite system
+      (Cholesky) with the dense M^{-1} formed once, instead of an LU of the non-symmetric
+      M K + I every iteration. Same W up to round-off.
     """
     n, d = X.shape
-    gram = None if d > n else (X.T @ X if metric is None else X.T @ (metric @ X))
-    return lambda T, reg: solve_gram_plus_diag(X, T, reg, metric, gram=gram)
+    if d <= n:
+        gram = X.T @ X if metric is None else X.T @ (metric @ X)
+        return lambda T, reg: solve_gram_plus_diag(X, T, reg, metric, gram=gram)
+    outer = (ScaledOuterGram(X, centred=X) if raw is None
+             else ScaledOuterGram(raw, raw.mean(axis=0), centred=X))
+    metric_inv = None
+    if metric is not None:
+        dense = metric.toarray() if sp.issparse(metric) else np.asarray(metric, dtype=float)
+        metric_inv = sla.cho_solve(sla.cho_factor(dense), np.eye(n))
+        metric_inv = 0.5 * (metric_inv + metric_inv.T)
+
+    def step(T, reg):
+        reg = np.broadcast_to(np.asarray(reg, dtype=float), (d,))
+        A = outer(reg)                                  # X R^{-1} X^T
+        if metric_inv is None:
+            A[np.diag_indices(n)] += 1.0
+        else:
+            A += metric_inv
+            T = metric_inv @ T
+        return (X.T @ solve_psd(A, T)) / reg[:, None]   # R^{-1} X^T (K + M^{-1})^{-1} M^{-1} T
+
+    return step
 
 
 @register("socfs")
@@ -85,7 +117,8 @@ class SOCFS(UFSSelector):
        the constraint set), then H = max(E, 0) (exact).
     2. B = polar(W^T X^T E) (exact).
     3. W = (X^T X + lambda D)^{-1} X^T E B^T with D_ii = 1 / (2 sqrt(||w_i||^2 + eps)), the
-       l2,1 reweighting (an MM step), solved in n x n form when d > n.
+       l2,1 reweighting (an MM step), solved in n x n form when d > n (:func:`regression_step`;
+       a sparse product forms its n x n matrix when most columns of X are sparse).
 
     Every step is exact or a majorise-minimise step, so the penalised smoothed objective
     ``||XW - EB^T||^2 + lambda sum_i sqrt(||w_i||^2 + eps) + lambda2 ||E - H||^2`` does not
@@ -255,12 +288,13 @@ class SOCFS(UFSSelector):
             warnings.warn(f"{type(self).__name__}'s m is deprecated and will be removed in the "
                           f"next release; use n_components", FutureWarning, stacklevel=3)
         m = c if value is None else int(value)
+        raw = X if self.center else None
         if self.center:
             X = X - X.mean(axis=0)
         E, B, W, H = self._start(n, d, c, m)
         P = self._graph_penalty(X)
         metric = None if P is None else sp.identity(n, format="csr") + P      # sparse I + P
-        w_step = regression_step(X, metric)
+        w_step = regression_step(X, metric, raw)
         lam, lam2, eps = float(self.lambda_), float(self.lambda2), float(self.eps)
 
         def objective(XW, W, B, E, H):
@@ -315,8 +349,10 @@ class SOCFSTriplet(SOCFS):
     Decisions: the graph is built on the (centred) X the model sees, with k neighbours (k = 5);
     centring does not change the distances. UFSOL's code scales samples to unit norm before
     building its graph; we do not (the SOCFS part has no such step). L_t is kept sparse
-    (O(n k) entries, neighbours by a blockwise search on large n), so the W-step's
-    X^T (I + alpha L_t) X costs O(n k d + n d^2) and no n x n matrix is formed.
+    (O(n k) entries, neighbours by a blockwise search on large n), so for d <= n the W-step's
+    X^T (I + alpha L_t) X costs O(n k d + n d^2) and no n x n matrix is formed; for d > n the
+    W-step solves the symmetric n x n system with (I + alpha L_t)^{-1}, formed once
+    (:func:`regression_step`).
 
     The attributes are SOCFS's; so are the parameters other than ``alpha``, ``k`` and
     ``memory``.
