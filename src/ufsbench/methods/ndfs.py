@@ -59,6 +59,7 @@ from ufsbench.numerics.adaptive_neighbors import adaptive_affinity
 from ufsbench.numerics.gram_solve import solve_psd
 from ufsbench.numerics.irls import SOLVER_METHODS, smoothed_l21_norm
 from ufsbench.numerics.nmf import multiplicative_step
+from ufsbench.numerics.sparse_gram import SparseOuterGram, sparse_outer_gram
 from ufsbench.numerics.spectral import orthogonality_penalty, spectral_soft_indicator, unit_columns
 
 #: MATLAB's eps, the smoothing of the authors' reweighting 0.5 / sqrt(||w^i||^2 + eps).
@@ -120,21 +121,27 @@ def primal_factor(XtX: np.ndarray, reg: np.ndarray):
         return None
 
 
-def dual_factor(X: np.ndarray, reg: np.ndarray) -> np.ndarray | None:
+def dual_factor(X: np.ndarray, reg: np.ndarray,
+                outer: SparseOuterGram | None = None) -> np.ndarray | None:
     """Lower Cholesky factor of A = X R^{-1} X^T + I (n x n) for R = diag(reg), or None when
     round-off breaks it (A >= I in exact arithmetic). By push-through,
-    I - X (X^T X + R)^{-1} X^T = A^{-1}, so Eq. (13) needs no d x n solve."""
-    Y = X / np.sqrt(reg)[None, :]
-    A = Y @ Y.T                                                      # symmetric (syrk)
+    I - X (X^T X + R)^{-1} X^T = A^{-1}, so Eq. (13) needs no d x n solve. X R^{-1} X^T by
+    ``syrk``, or by ``outer`` (:func:`ufsbench.numerics.sparse_gram.sparse_outer_gram` of X)."""
+    if outer is not None:
+        A = outer(reg)
+    else:
+        Y = X / np.sqrt(reg)[None, :]
+        A = Y @ Y.T                                                  # symmetric (syrk)
     A[np.diag_indices_from(A)] += 1.0
     c, info = sla.lapack.dpotrf(A, lower=1, clean=1)
     return c if info == 0 else None
 
 
-def dual_inverse(X: np.ndarray, reg: np.ndarray, factor: np.ndarray | None = None) -> np.ndarray:
+def dual_inverse(X: np.ndarray, reg: np.ndarray, factor: np.ndarray | None = None,
+                 outer: SparseOuterGram | None = None) -> np.ndarray:
     """A^{-1} = (X R^{-1} X^T + I)^{-1} (n x n), from :func:`dual_factor`'s Cholesky factor
     (computed here unless given)."""
-    c = dual_factor(X, reg) if factor is None else factor
+    c = dual_factor(X, reg, outer) if factor is None else factor
     if c is not None:
         inv, info = sla.lapack.dpotri(c, lower=1)
         if info == 0:
@@ -173,7 +180,10 @@ class NDFS(UFSSelector):
     R^{-1} R^{-T} X^T F (the W-step's own solve; O(n d c + d^3)); d > n (``solver="woodbury"``,
     chosen by ``"auto"``), by push-through I - X (X^T X + beta D)^{-1} X^T =
     (X (beta D)^{-1} X^T + I)^{-1}, M F = L F + alpha times one n x n Cholesky solve and
-    W = (beta D)^{-1} X^T (...)^{-1} F. An iteration that needs the sign split splits M into a
+    W = (beta D)^{-1} X^T (...)^{-1} F; on mostly-zero X (a bag of words such as basehock) the
+    n x n X (beta D)^{-1} X^T is formed from the non-zero entries of the sparse columns
+    (``ufsbench.numerics.sparse_gram``: the same matrix up to round-off, 5x faster there;
+    dense data keeps the ``syrk``). An iteration that needs the sign split splits M into a
     sparse part A (the kNN pattern of L, plus alpha I when d <= n) and a dense part, of which
     only the upper block triangle is formed (:func:`split_products_sym`; M is symmetric):
     Z = sqrt(alpha) X R^{-1}, M = A - Z Z^T. Same products and W as the explicit forms up to
@@ -375,7 +385,7 @@ class NDFS(UFSSelector):
         """k, capped so that the graph exists (the adaptive weights need k + 1 neighbours)."""
         return min(self.k, n - (2 if self.graph == "adaptive" else 1))
 
-    def _m_operator(self, X, A, XtX, weights) -> MOperator:
+    def _m_operator(self, X, A, XtX, weights, outer=None) -> MOperator:
         """M of Eq. (13) for the current D, and the W-step of Eq. (11). A is the sparse part of
         M (see ``_fit``).
 
@@ -385,18 +395,28 @@ class NDFS(UFSSelector):
         M = L + alpha (X (beta D)^{-1} X^T + I)^{-1} (push-through), M F by one n x n Cholesky
         solve. The sign split (``split``) needs every entry of the dense part of M: it is formed
         only when called, as the upper block triangle (:func:`split_products_sym`), instead of
-        the three n x n x d products and the n x n solve of the reference form.
+        the three n x n x d products and the n x n solve of the reference form. ``outer``
+        (d > n, mostly-zero X): forms X (beta D)^{-1} X^T from the non-zero entries of X's sparse
+        columns (:mod:`ufsbench.numerics.sparse_gram`).
         """
         alpha, reg = self.alpha, self.beta * weights
         if XtX is None:                                              # d > n, n x n form
-            factor = dual_factor(X, reg)
-            inverse = None if factor is not None else dual_inverse(X, reg, factor)
-            XR = X / reg[None, :]
+            factor = dual_factor(X, reg, outer)
+            inverse = None if factor is not None else dual_inverse(X, reg, factor, outer)
 
             def solve(F):                                            # (X R^-1 X^T + I)^-1 F
                 if inverse is not None:
                     return inverse @ F
                 return sla.cho_solve((factor, True), F, check_finite=False)
+
+            if outer is None:
+                XR = X / reg[None, :]
+
+                def w_step(F):                                       # R^-1 X^T (...)^-1 F
+                    return XR.T @ solve(F)
+            else:                       # beside the sparse Gram an n x d X R^-1 would dominate
+                def w_step(F):
+                    return (X.T @ solve(F)) / reg[:, None]
 
             def rows(index):                                          # A^-1 is symmetric
                 unit = np.zeros((X.shape[0], len(index)))
@@ -404,11 +424,10 @@ class NDFS(UFSSelector):
                 return A[index].toarray() + alpha * solve(unit).T
 
             def split(F):
-                inv = dual_inverse(X, reg, factor) if inverse is None else inverse
+                inv = dual_inverse(X, reg, factor, outer) if inverse is None else inverse
                 return split_products_sym(
                     A, lambda r, s, out: np.multiply(inv[r, s:], -alpha, out=out), F)
-            return MOperator(lambda F: A @ F + alpha * solve(F), rows, split,
-                             lambda F: XR.T @ solve(F))
+            return MOperator(lambda F: A @ F + alpha * solve(F), rows, split, w_step)
         R = primal_factor(XtX, reg)
         if R is not None:
             def solve(B):                                            # (X^T X + beta D)^-1 B
@@ -488,6 +507,7 @@ class NDFS(UFSSelector):
         F, self.init_labels_ = self._start(X, L, large)
         primal = method == "primal" or (method == "auto" and d <= n)
         XtX = X.T @ X if primal else None                            # fixed across iterations
+        outer = None if primal else sparse_outer_gram(X)             # mostly-zero X, d > n
         L = sp.csr_matrix(L)                     # kNN pattern: O(k n) products in M F and J
         A = L                                                        # the sparse part of M
         if primal:
@@ -496,7 +516,7 @@ class NDFS(UFSSelector):
                    else l21_reweight(np.zeros((d, 1)), eps=self.eps))   # D_0 from W_0 = 0
         history, converged = [], self.tol is None
         for _ in range(self.max_iter):
-            M = self._m_operator(X, A, XtX, weights)
+            M = self._m_operator(X, A, XtX, weights, outer)
             if self.order == "w_first":
                 W = M.w_step(F)                                      # Eq. (11), previous F
                 F = unit_columns(self._f_step(F, M))                 # Eq. (16)

@@ -22,6 +22,8 @@ import warnings
 import numpy as np
 from scipy import linalg as sla
 
+from ufsbench.numerics.sparse_gram import SparseOuterGram
+
 
 class IllConditionedSolveWarning(RuntimeWarning):
     """A symmetric PSD system was too ill-conditioned for Cholesky; solved by least squares."""
@@ -61,7 +63,8 @@ def gram_form(X: np.ndarray, method: str = "auto") -> str:
 
 
 def solve_gram_plus_diag(X: np.ndarray, B: np.ndarray, reg, M=None, method: str = "auto",
-                         gram: np.ndarray | None = None) -> np.ndarray:
+                         gram: np.ndarray | None = None,
+                         outer: SparseOuterGram | None = None) -> np.ndarray:
     """W = (X^T M X + diag(reg))^{-1} X^T B, by the d x d or the n x n form.
 
     Parameters
@@ -80,6 +83,10 @@ def solve_gram_plus_diag(X: np.ndarray, B: np.ndarray, reg, M=None, method: str 
         X^T M X (primal) or, for M = None and a uniform ``reg``, X X^T (dual), formed once by
         the caller for a loop in which only ``reg`` changes; the system solved is the same,
         with the same LAPACK call.
+    outer : SparseOuterGram, optional
+        Forms the n x n matrix of the dual form for M = None or a diagonal M
+        (:func:`ufsbench.numerics.sparse_gram.sparse_outer_gram` of X, built once per fit: the
+        same matrix up to round-off, faster on mostly-zero X); None forms it by ``syrk``.
     """
     n, d = X.shape
     method = gram_form(X, method)
@@ -95,7 +102,7 @@ def solve_gram_plus_diag(X: np.ndarray, B: np.ndarray, reg, M=None, method: str 
         A[np.diag_indices(n)] += reg[0]
         return X.T @ solve_psd(A, B)
     if M is None or np.ndim(M) == 1:
-        return _solve_push_through(X, B, reg, M)
+        return _solve_push_through(X, B, reg, M, outer)
     Z = X / np.sqrt(reg)[None, :]               # X R^{-1/2}
     A = M @ (Z @ Z.T)                           # M X R^{-1} X^T (the inner product by syrk)
     A[np.diag_indices(n)] += 1.0
@@ -113,21 +120,27 @@ def _metric_gram(X: np.ndarray, M) -> np.ndarray:
 
 
 def _solve_push_through(X: np.ndarray, B: np.ndarray, reg: np.ndarray,
-                        weights: np.ndarray | None = None) -> np.ndarray:
+                        weights: np.ndarray | None = None,
+                        outer: SparseOuterGram | None = None) -> np.ndarray:
     """W = (X^T M X + diag(reg))^{-1} X^T B with M = diag(weights) (None: I) by the symmetric
     n x n form of the push-through identity,
 
         (X^T M X + R)^{-1} X^T = R^{-1} X^T M^{1/2} (M^{1/2} X R^{-1} X^T M^{1/2} + I)^{-1} M^{-1/2},
 
     whose n x n matrix is Z Z^T with Z = M^{1/2} X R^{-1/2}: one BLAS syrk and a Cholesky solve;
-    R^{-1} X^T Y without an n x d temporary. The cost is O(n^2 d), the form for d > n.
+    R^{-1} X^T Y without an n x d temporary. The cost is O(n^2 d), the form for d > n. ``outer``
+    (a :class:`SparseOuterGram` of X) forms Z Z^T from the non-zero entries of X's sparse columns.
     """
     s = None if weights is None else np.sqrt(weights)
-    Z = X / np.sqrt(reg)[None, :]                       # M^{1/2} X R^{-1/2}
     if s is not None:
-        Z *= s[:, None]
         B = B / s[:, None]
-    A = Z @ Z.T                                         # (syrk)
+    if outer is not None:
+        A = outer(reg, s)
+    else:
+        Z = X / np.sqrt(reg)[None, :]                   # M^{1/2} X R^{-1/2}
+        if s is not None:
+            Z *= s[:, None]
+        A = Z @ Z.T                                     # (syrk)
     A[np.diag_indices(X.shape[0])] += 1.0
     Y = solve_psd(A, B)
     if s is not None:
