@@ -341,3 +341,18 @@ def test_lbfgs_block_ends_on_a_direction_without_an_acceptable_step():
     x, _ = lbfgs_block(np.ones(3), value, lambda x, state: np.ones(3), projected=False,
                        ftol=1e-3)
     np.testing.assert_array_equal(x, np.ones(3))
+
+
+@pytest.mark.parametrize("density", [0.03, 1.0])
+def test_neighbourhood_distances_bitwise_equal_the_full_sums(density):
+    # Skipping the columns where a whole neighbourhood is zero drops only exact +0.0 terms of
+    # the in-order sums: the same floats as the sums over every feature (as cdist), so the
+    # local-learning graph is unchanged bit for bit on mostly-zero data.
+    from ufsbench.methods.rufs import neighbourhood_sq_distances
+    from ufsbench.numerics.graphs import nearest_neighbors, sq_distances_at
+
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(70, 300)) * (rng.random((70, 300)) < density)
+    idx, _ = nearest_neighbors(X, 5)
+    got = neighbourhood_sq_distances(X, idx)
+    assert np.array_equal(got, sq_distances_at(X, idx[:, :, None], idx[:, None, :]))

@@ -83,19 +83,44 @@ def local_learning_weights(X: np.ndarray, k: int = 5, lambda_r: float = 0.1,
     The neighbourhood kernel block is the dense RBF block (diagonal 1), not the sparse kNN
     affinity that ``localLearnMx_KRR.m`` reads (a known pitfall, ``papers/baselines.md`` §5).
     ``sigma=None`` takes the mean squared kNN distance (sigma = 1 underflows on raw pixels).
-    Only the k x k neighbourhood distances are computed (never an n x n matrix on large n).
+    Only the k x k neighbourhood distances are computed (never an n x n matrix on large n),
+    bitwise as ``cdist`` (:func:`neighbourhood_sq_distances`).
     """
     n = X.shape[0]
     idx, d_in = nearest_neighbors(X, k)                                # N_i, ||x_i - x_j||^2
     if sigma is None:
         sigma = float(d_in.mean()) or 1.0
     k_in = np.exp(-d_in / sigma)                                       # K(i, N_i)    (n, k)
-    d_nn = sq_distances_at(np.asarray(X, dtype=float), idx[:, :, None], idx[:, None, :])
+    d_nn = neighbourhood_sq_distances(np.asarray(X, dtype=float), idx)
     k_nn = np.exp(-d_nn / sigma)                                       # K(N_i, N_i)  (n, k, k)
     k_nn += lambda_r * np.eye(idx.shape[1])
     weights = np.linalg.solve(k_nn, k_in[:, :, None])[:, :, 0]          # symmetric blocks
     return sp.csr_matrix((weights.ravel(), (np.repeat(np.arange(n), idx.shape[1]),
                                             idx.ravel())), shape=(n, n))
+
+
+#: Below this fraction of non-zero entries the neighbourhood distances skip the zero columns.
+SUPPORT_DENSITY = 0.25
+
+
+def neighbourhood_sq_distances(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """||x_a - x_b||^2 for a, b in each row of ``idx`` (n x k x k), bitwise the values of
+    ``sq_distances_at(X, idx[:, :, None], idx[:, None, :])`` (those of ``cdist``).
+
+    That sum runs over the features in order; a feature where both samples are zero adds an
+    exact +0.0, which leaves every partial sum unchanged. So on mostly-zero X (below
+    ``SUPPORT_DENSITY`` non-zero entries; a bag of words such as basehock, 1.4 %) each
+    neighbourhood sums only over the columns where one of its k samples is non-zero, in the same
+    order: the same floats, 10x faster there. Denser X takes the one vectorised call.
+    """
+    if np.count_nonzero(X) > SUPPORT_DENSITY * X.size:
+        return sq_distances_at(X, idx[:, :, None], idx[:, None, :])
+    out = np.empty((*idx.shape, idx.shape[1]))
+    local = np.arange(idx.shape[1])
+    for i, members in enumerate(idx):
+        columns = np.flatnonzero(np.any(X[members] != 0, axis=0))
+        out[i] = sq_distances_at(X[np.ix_(members, columns)], local[:, None], local[None, :])
+    return out
 
 
 def local_learning_matrix(X: np.ndarray, k: int = 5, lambda_r: float = 0.1,
