@@ -124,13 +124,22 @@ def _frozen_fit(sel, X, iterations):
     return np.linalg.norm(W, axis=1), history
 
 
+def _sparse_wide(wide_data):
+    """The wide data as non-negative counts-like data with 5 % non-zeros (bag-of-words shape)."""
+    mask = np.random.default_rng(0).random(wide_data.X.shape) < 0.05
+    return np.abs(wide_data.X) * mask
+
+
 @pytest.mark.parametrize("solver", ["data", "gram"])
 @pytest.mark.parametrize("alpha,beta", [(1.0, 1.0), (1e4, 1e-4), (1e-4, 1e4), (1e2, 1e2)])
-@pytest.mark.parametrize("shape", ["tall", "wide"])
+@pytest.mark.parametrize("shape", ["tall", "wide", "sparse"])
 def test_solvers_match_the_reference_loop(data, wide_data, shape, solver, alpha, beta):
-    """Scores and objective history of both solvers against the allocating loop, on n > d and
-    d > n data in column-major order (as the .mat loader gives it); round-off only."""
-    X = np.asfortranarray((data if shape == "tall" else wide_data).X)
+    """Scores and objective history of both solvers against the allocating loop, on n > d, d > n
+    and d > n data with 5 % non-zeros (the "data" solver's CSR path) in column-major order (as
+    the .mat loader gives it); round-off only."""
+    X = (data.X if shape == "tall" else _sparse_wide(wide_data) if shape == "sparse"
+         else wide_data.X)
+    X = np.asfortranarray(X)
     sel = LDSSL(alpha=alpha, beta=beta, n_clusters=3, random_state=0, max_iter=40, tol=0.0,
                 solver=solver).fit(X)
     scores, history = _frozen_fit(sel, X, 40)
@@ -148,6 +157,17 @@ def test_auto_solver_picks_gram_for_tall_data_only(data, wide_data, monkeypatch)
     LDSSL(random_state=0, max_iter=2).fit(data.X)          # 80 x 40
     LDSSL(random_state=0, max_iter=2).fit(wide_data.X)     # 40 x 200
     assert seen == ["_GramProducts", "_DataProducts"]
+
+
+def test_data_solver_holds_sparse_x_in_csr_form(wide_data):
+    import scipy.sparse as sp
+
+    from ufsbench.methods.ldssl import SPARSE_DENSITY, _DataProducts
+    X = _sparse_wide(wide_data)
+    assert np.count_nonzero(X) < SPARSE_DENSITY * X.size
+    L = np.eye(X.shape[0]) - 1.0 / X.shape[0]
+    assert sp.issparse(_DataProducts(X, L, 1.0).X)
+    assert not sp.issparse(_DataProducts(wide_data.X, L, 1.0).X)
 
 
 def test_bad_solver(data):

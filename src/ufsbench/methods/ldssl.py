@@ -28,6 +28,10 @@ from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
 
 PREPROCESS = ("shift", "none")
 SOLVERS = ("auto", "data", "gram")
+#: Below this fraction of non-zero entries the "data" solver keeps X as a CSR matrix, whose thin
+#: products cost O(nnz q) instead of O(n d q): 3x faster at 10 % non-zeros, 25x at 1.4 %
+#: (basehock, a bag-of-words set); break-even near 30 %.
+SPARSE_DENSITY = 0.1
 
 
 def ldssl_graph(X: np.ndarray, k: int, sigma: float | None, lam: float):
@@ -119,8 +123,9 @@ class LDSSL(UFSSelector):
         Local ridge of L_ld, (Hc K_i Hc + lam I)^{-1} (UDFS's lambda).
     preprocess : "shift" or "none".
     solver : how an iteration's products with X are formed (same iterates up to round-off):
-        "data" (thin products with X, O(n d q)), "gram" (X^T X and X^T L+- X formed once,
-        O(d^2 q)), "auto" = "gram" when d <= n. Neither forms the n x d residual X - XWH.
+        "data" (thin products with X, O(n d q), O(nnz(X) q) for an X with fewer than 10 %
+        non-zeros, held sparse), "gram" (X^T X and X^T L+- X formed once, O(d^2 q)), "auto" =
+        "gram" when d <= n. Neither forms the n x d residual X - XWH.
     memory : None, str or joblib.Memory, default None
         Where to cache the local discriminant Laplacian (it depends on X, k, sigma and lam only);
         None computes it on every fit.
@@ -258,12 +263,16 @@ class _DataProducts:
     (X W, X^T X W, X H^T and one X^T [., .] for both W-step sides, each formed as a product with
     a few rows, ``_times`` / ``_t_times``) instead of the eight plus the n x d residual of the
     plain formulas. X W, X^T X W and L+- X W at the new W serve both
-    the objective and the next H- and W-steps. L_ld is local (non-zero only between samples
+    the objective and the next H- and W-steps. A sparse X (fewer than ``SPARSE_DENSITY`` non-zeros,
+    e.g. bag-of-words data) is held in CSR form: the same sums over its non-zeros only, so the same
+    values up to round-off. L_ld is local (non-zero only between samples
     sharing a kNN set), so its parts are applied as sparse matrices."""
 
     def __init__(self, X, L, alpha):
         self.X = np.ascontiguousarray(X)
         self.x_sq = float(np.einsum("ij,ij->", self.X, self.X))
+        if np.count_nonzero(self.X) < SPARSE_DENSITY * self.X.size:
+            self.X = sp.csr_matrix(self.X)
         self.L_pos, self.L_neg = (sp.csr_matrix(part) for part in (pos_part(L), neg_part(L)))
         self.alpha = alpha
 
@@ -310,10 +319,14 @@ class _GramProducts:
 # with a few rows: BLAS then streams X along its rows, 2-3x faster than the column-thin form at
 # d ~ 5000 (OpenBLAS); the same sums, so the same values up to the kernel's round-off.
 def _times(X, B):
-    """X B for a thin B, as (B^T X^T)^T."""
+    """X B for a thin B, as (B^T X^T)^T for a dense X."""
+    if sp.issparse(X):
+        return X @ B
     return (B.T @ X.T).T
 
 
 def _t_times(X, B):
-    """X^T B for a thin B, as (B^T X)^T."""
+    """X^T B for a thin B, as (B^T X)^T for a dense X."""
+    if sp.issparse(X):
+        return X.T @ B
     return (B.T @ X).T
