@@ -58,12 +58,13 @@ from ufsbench.methods.base import (
 )
 from ufsbench.numerics import l21_reweight, laplacian, row_norms
 from ufsbench.numerics.adaptive_neighbors import adaptive_affinity
-from ufsbench.numerics.gram_solve import solve_gram_plus_diag
+from ufsbench.numerics.gram_solve import gram_form, solve_gram_plus_diag
 from ufsbench.numerics.graphs import nearest_neighbors, sparse_knn_graph, sq_distances_at
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
 from ufsbench.numerics.irls import smoothed_l21_norm, smoothed_row_norms
 from ufsbench.numerics.lbfgs import lbfgs_block
 from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
+from ufsbench.numerics.sparse_gram import SparseOuterGram, sparse_outer_gram
 from ufsbench.numerics.sparsity import column_norms
 from ufsbench.numerics.spectral import (
     kmeans_from_sample_starts,
@@ -166,14 +167,23 @@ def rufs_first_steps(X: np.ndarray, n_clusters: int, random_state, ratio: float,
     the same. ``start_memory``: where the start (:func:`rufs_start`) is cached, shared by every
     ratio (a location, part of this function's cache key; None computes it)."""
     G, F = cached_seeded_call(start_memory, rufs_start, X, random_state, n_clusters=n_clusters)
-    return (G, F, *first_steps_from(X, G, F, ratio, eps))
+    return (G, F, *first_steps_from(X, G, F, ratio, eps, dual_outer_gram(X)))
 
 
-def first_steps_from(X: np.ndarray, G: np.ndarray, F: np.ndarray, ratio: float, eps: float):
-    """(W0, W1, norms_r) of :func:`rufs_first_steps` for a given start (G0, F0)."""
-    W0 = solve_gram_plus_diag(X, G, ratio)
+def dual_outer_gram(X: np.ndarray) -> SparseOuterGram | None:
+    """The sparse-column form of the W-step's n x n matrix (``ufsbench.numerics.sparse_gram``)
+    where that step takes the n x n form (d > n) and X is mostly zero, else None."""
+    return sparse_outer_gram(X) if gram_form(X) == "dual" else None
+
+
+def first_steps_from(X: np.ndarray, G: np.ndarray, F: np.ndarray, ratio: float, eps: float,
+                     outer: SparseOuterGram | None = None):
+    """(W0, W1, norms_r) of :func:`rufs_first_steps` for a given start (G0, F0); ``outer``:
+    :func:`dual_outer_gram` of X."""
+    W0 = solve_gram_plus_diag(X, G, ratio, outer=outer)
     q_h = 0.5 / smoothed_row_norms(X @ W0 - G, eps)
-    W1 = solve_gram_plus_diag(X, q_h[:, None] * G, ratio * l21_reweight(W0, eps), q_h)
+    W1 = solve_gram_plus_diag(X, q_h[:, None] * G, ratio * l21_reweight(W0, eps), q_h,
+                              outer=outer)
     norms_r = residual_row_norms(np.ascontiguousarray(X), G, F, eps, np.empty(X.shape))
     return W0, W1, norms_r
 
@@ -292,12 +302,19 @@ class RUFS(UFSSelector):
       in his gradients (W / (||w^r|| + eps), F / (||F_:j|| + eps)) is ``eps``.
     * Cost: G0, F0 depend on the data and the seed only and are cached at ``memory``
       (:func:`rufs_start`); the W-step forms X^T Q_h X (or its n x n form) as a symmetric
-      rank-k product; the row norms of X - G F and X W - G computed for the objective serve
+      rank-k product (the n x n one, on mostly-zero X such as basehock, from the non-zero
+      entries of the sparse columns: ``ufsbench.numerics.sparse_gram``, the same matrix up to
+      round-off, 5x faster there); the neighbourhood distances of the local-learning graph skip
+      the columns where a neighbourhood is zero (:func:`neighbourhood_sq_distances`, bitwise the
+      same); the row norms of X - G F and X W - G computed for the objective serve
       the next iteration's reweighting. The start, W0 and the first W-step depend on
       beta / alpha only and are cached per ratio (:func:`rufs_first_steps`); the residuals
       X - G F go through one row-major buffer (:func:`residual_row_norms`). These keep every
       bit of the plain loop (at small beta / alpha one-ulp noise on the residual norms moves
-      coil20's scores by up to 4e-7 relative, and stored grid results must stay reproducible).
+      coil20's scores by up to 4e-7 relative, and stored grid results must stay reproducible),
+      except the sparse-column n x n form, which only mostly-zero data with d > n takes (of the
+      paper sets, basehock: its default scores move by 1e-13 relative, the selection is the
+      same).
 
     Parameters
     ----------
@@ -492,13 +509,14 @@ class RUFS(UFSSelector):
         # Everything before the first G-step (G0, F0, W0 = (X^T X + (beta/alpha) I)^{-1} X^T G0
         # as Qian's code, the first W-step W1) depends on the data, the seed and beta / alpha
         # only: computed once per ratio in a sweep, read from ``memory`` afterwards.
+        outer = dual_outer_gram(X)                     # mostly-zero X, n x n W-step
         if self._kmeans_soft_start():
             G, F, W, W1, norms_r = cached_seeded_call(
                 self.memory, rufs_first_steps, X, self.random_state, n_clusters=c,
                 ratio=beta / alpha, eps=eps, start_memory=memory_location(self.memory))
         else:
             G, F = self._start_factors(X, L)
-            W, W1, norms_r = first_steps_from(X, G, F, beta / alpha, eps)
+            W, W1, norms_r = first_steps_from(X, G, F, beta / alpha, eps, outer)
 
         # Smoothed row norms of the current X - G F and X W - G: every reweighting
         # 1 / (2 sqrt(||r_i||^2 + eps)) below is 0.5 / these (bitwise l21_reweight), and the
@@ -514,7 +532,7 @@ class RUFS(UFSSelector):
             else:
                 q_h = 0.5 / norms_h
                 W = solve_gram_plus_diag(X, q_h[:, None] * G,
-                                         (beta / alpha) * l21_reweight(W, eps), q_h)
+                                         (beta / alpha) * l21_reweight(W, eps), q_h, outer=outer)
             # 2. G-step: split multiplicative rule on the majorised G-objective.
             XW = X @ W
             q_r = (0.5 / norms_r)[:, None]
