@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.methods.base import POSITIVE, POSITIVE_INT, UFSSelector, register
 from ufsbench.numerics import top_rows
-from ufsbench.numerics.linalg import gram_polar
+from ufsbench.numerics.polar import polar_factor
 from ufsbench.numerics.preprocess import zscore
 
 ADMM_FORMS = ("bilinear", "vanilla", "exact")
@@ -90,13 +90,15 @@ class KMeansUFS(UFSSelector):
     polar factor of the p x h matrix H costs O(p h^2), which no factorisation of A avoids, so an
     iteration costs O(p h (k + h)) instead of O(p^2 h) with the dense A (the plain form of
     tests/methods/_reference_kmufs.py; the measurements are in docs/performance-history.md). The polar
-    factor is taken from the h x h Gram (``numerics.linalg.gram_polar``: H (H^T H)^{-1/2}, one
-    p h^2 Gram product, an h x h ``eigh`` and one p h^2 product; the SVD form when H^T H is
-    ill-conditioned), about 5x faster than the thin SVD of the p x h matrix (the reference's
-    form) at p = 2000, h = 100, where the SVD is 60% of an iteration. While mu is
-    small, H is dominated by A V (rank k < h) and its Gram is too ill-conditioned, so the first
-    100-200 iterations keep the SVD: whole fits are 1.5-2.3x faster, same supports
-    (docs/performance-history.md).
+    factor is taken from the h x h Gram (``numerics.polar.polar_factor``: H (H^T H)^{-1/2}, one
+    p h^2 Gram product, an h x h ``eigh`` and one p h^2 product), about 5x faster than the thin
+    SVD of the p x h matrix (the reference's form) at p = 2000, h = 100. While mu is small, H is
+    dominated by A V (rank k < h) and its Gram too ill-conditioned for that form (kappa(H) > 1e4
+    in the first 150-190 iterations on ALLAML, Prostate-GE, PIX10P, BASEHOCK); up to
+    kappa(H) = 1e8 a second orthogonalisation pass on the same Gram eigendecomposition gives the
+    polar factor to ~eps kappa(H) (the SVD form's own sensitivity) at about 2.5x less than the
+    SVD, which only the first few iterations (kappa up to 1e12) still need. The element-wise
+    updates write into preallocated p x h buffers (the same arithmetic, bit for bit).
 
     Closed form (our observation, not the paper's). If V has exactly h non-zero rows S and
     V^T V = I_h, its h x h block V_S is orthogonal, so Tr(V^T A V) = Tr(A_SS) = sum_{i in S} A_ii.
@@ -228,32 +230,51 @@ class KMeansUFS(UFSSelector):
         mu = float(self.mu0) if bilinear else lambda_1 + float(self.mu0)
         objective, v_norms, residuals = [], [], []
         support, stable, converged, t = None, 0, False, 0
+        # Scratch p x h buffers, written in place every iteration: the same element-wise
+        # arithmetic as the equations (bit for bit), without a fresh p x h allocation per term.
+        Om, Gm, T1, T2 = (np.empty_like(V0) for _ in range(4))
+        w_rows = None                          # the non-zero rows of W (None: W = P_h is dense)
         for t in range(1, self.max_iter + 1):  # noqa: B007 - t counts the iterations run
-            # Omega/mu, Gamma/mu, V - U and V - W are each formed once (the same arithmetic as
-            # the equations; the p x h passes, not flops, are the cost of these lines).
-            Om, Gm = Omega / mu, Gamma / mu
-            B, C = U - Om, W - Gm
+            np.divide(Omega, mu, out=Om)
+            np.divide(Gamma, mu, out=Gm)
+            np.subtract(U, Om, out=T1)                                 # B
+            np.subtract(W, Gm, out=T2)                                 # C
+            T1 += T2                                                   # B + C
             if bilinear:
-                D = A.dot(U) + mu * (B + C)                            # Eq. (28)
+                T1 *= mu
+                D = A.dot(U)
+                D += T1                                                # Eq. (28)
                 norm_D = np.linalg.norm(D)
                 if norm_D > 0:
-                    V = np.sqrt(h) / norm_D * D                        # Eq. (29)
-                U = gram_polar(A.dot(V) + mu * (V + Om))               # Eqs. (30)-(31)
+                    D *= np.sqrt(h) / norm_D
+                    V = D                                              # Eq. (29)
+                H = A.dot(V)
+                np.add(V, Om, out=T2)
+                T2 *= mu
+                H += T2
+                U = polar_factor(H)                                    # Eqs. (30)-(31)
             else:
-                V = 0.5 * mu * A.shifted_solve(mu, B + C)              # Eq. (22)
-                U = gram_polar(V + Om)                                 # Eqs. (23)-(24)
+                V = 0.5 * mu * A.shifted_solve(mu, T1)                 # Eq. (22)
+                U = polar_factor(np.add(V, Om, out=T2))                # Eqs. (23)-(24)
             v_norms.append(float(np.linalg.norm(V)))
-            F = V + Gm
+            F = np.add(V, Gm, out=Gm)
             new_support = top_rows(F, h)                               # Eqs. (25)-(26):
-            W = np.zeros_like(F)                                       # the l2,0 projection
+            if w_rows is None:                                         # the l2,0 projection
+                W[:] = 0.0
+            else:
+                W[w_rows] = 0.0
             W[new_support] = F[new_support]
-            VmU, VmW = V - U, V - W
-            Omega += mu * VmU                                          # Eq. (17)
-            Gamma += mu * VmW                                          # Eq. (18)
+            w_rows = new_support
+            norm_VmU = np.linalg.norm(np.subtract(V, U, out=T1))
+            T1 *= mu
+            Omega += T1                                                # Eq. (17)
+            norm_VmW = np.linalg.norm(np.subtract(V, W, out=T2))
+            T2 *= mu
+            Gamma += T2                                                # Eq. (18)
             if mu <= self.mu_max:
                 mu *= self.rho                                         # Eq. (19)
             objective.append(-float(diag_A[new_support].sum()))
-            residuals.append(float(np.sqrt(np.linalg.norm(VmU) ** 2 + np.linalg.norm(VmW) ** 2)))
+            residuals.append(float(np.sqrt(norm_VmU ** 2 + norm_VmW ** 2)))
             stable = stable + 1 if support is not None and np.array_equal(new_support, support) else 0
             support = new_support
             if stable >= self.patience:
