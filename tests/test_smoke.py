@@ -14,7 +14,14 @@ import numpy as np
 import pytest
 
 from ufsbench.regress import cli_main
-from ufsbench.smoke import SmokeInterrupted, grid_extremes, run_smoke, smoke_fits, within_budget
+from ufsbench.smoke import (
+    SmokeInterrupted,
+    grid_extremes,
+    run_smoke,
+    smoke_fits,
+    within_budget,
+    within_samples,
+)
 
 
 def test_grid_extremes_take_each_list_at_its_ends():
@@ -47,6 +54,22 @@ def test_the_iteration_budget_lowers_max_iter_and_min_iter_only():
     assert within_budget("sogfs", {}, 2)["max_iter"] == 2           # from the class default
     assert within_budget("sogfs", {"max_iter": 50}, 0) == {"max_iter": 50}
     assert within_budget("ls", {"k": 5}, 2) == {"k": 5}             # no iterations to cap
+
+
+def test_larger_data_sets_are_cut_to_a_seeded_subsample():
+    from ufsbench.datasets import load_dataset
+
+    digits = load_dataset("digits")                                  # 1797 samples
+    cut = within_samples(digits, 500)
+    again = within_samples(digits, 500)
+    assert cut.X.shape == (500, 64) and np.array_equal(cut.X, again.X)
+    rows = [np.flatnonzero((row == digits.X).all(axis=1)) for row in cut.X[:20]]
+    assert all(len(r) >= 1 for r in rows)                            # rows of the data set
+    assert "smoke_subsample=500" in cut.checksum
+    assert within_samples(digits, 0) is digits and within_samples(digits, 2000) is digits
+    # the cost that orders the fits is the cut data set's
+    fits = smoke_fits(["digits", "synthetic"], ["ls"], max_samples=200)
+    assert [f.dataset for f in fits][:2] == ["synthetic", "synthetic"]
 
 
 def test_smoke_rows_report_the_capped_setting_that_ran():
@@ -89,7 +112,8 @@ def test_parallel_smoke_all_gives_the_sequential_rows_in_plan_order():
     assert (two["status"] == "ok").all()
 
 
-@pytest.mark.parametrize("option", [["--max-iter", "-1"], ["--n-jobs", "0"]])
+@pytest.mark.parametrize("option", [["--max-iter", "-1"], ["--n-jobs", "0"],
+                                    ["--max-samples", "-5"]])
 def test_bad_smoke_options_are_refused_in_one_line(option, capsys):
     from ufsbench.cli import main
 
@@ -185,7 +209,7 @@ def test_a_finished_smoke_all_report_is_not_marked_partial(tmp_path):
               "--report", str(report)])
     text = report.read_text()
     assert text.startswith("# ufsbench smoke-all\n") and "INTERRUPTED" not in text
-    assert "at most 2 outer iterations" in text
+    assert "at most 2 outer iterations" in text and "subsample of 2000" in text
     assert text.count("| synthetic") == 2
 
 

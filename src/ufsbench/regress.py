@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ufsbench.errors import UFSBenchError
-from ufsbench.smoke import SMOKE_MAX_ITER
+from ufsbench.smoke import SMOKE_MAX_ITER, SMOKE_MAX_SAMPLES
 
 #: The fixed subset: data set -> feature counts.
 REGRESSION_COUNTS = {"synthetic": [5, 20], "digits_regress": [10, 30]}
@@ -238,6 +238,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-iter", type=int, default=SMOKE_MAX_ITER,
                         help=f"--smoke-all: at most this many outer iterations a fit (default "
                              f"{SMOKE_MAX_ITER}; 0: every fit to its own stop, hours on wide data)")
+    parser.add_argument("--max-samples", type=int, default=SMOKE_MAX_SAMPLES,
+                        help=f"--smoke-all: cut larger data sets to a seeded subsample of this "
+                             f"many samples (default {SMOKE_MAX_SAMPLES}; 0: every sample)")
     parser.add_argument("--quiet", action="store_true", help="no per-method progress lines")
     return parser
 
@@ -279,6 +282,9 @@ def cli_main(args: list[str]) -> None:
         if opts.max_iter < 0:
             raise UFSBenchError(f"--max-iter {opts.max_iter} must be >= 0 (0: every fit to its "
                                 f"own stop)")
+        if opts.max_samples < 0:
+            raise UFSBenchError(f"--max-samples {opts.max_samples} must be >= 0 (0: every "
+                                f"sample)")
         return smoke_main(opts, _write_report)
     if opts.tol < 0:
         raise UFSBenchError(f"--tol {opts.tol} must be >= 0")

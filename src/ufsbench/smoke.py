@@ -12,7 +12,10 @@ method's ``max_iter`` is lowered to it, ``min_iter`` with it): the run checks th
 path runs on each data set's shape at the grid's extremes, not where the iterations end. The
 capped fits' ``ConvergenceWarning`` is expected and not shown. ``--max-iter 0`` runs every fit
 to its own stop, as the reproduction does (hours on the wide data sets: a SOGFS W-step on d =
-7129 features is a dense d x d eigendecomposition).
+7129 features is a dense d x d eigendecomposition). Likewise a data set of more than
+``SMOKE_MAX_SAMPLES`` samples (USPS, 9298) is cut to a seeded subsample of that many, which
+keeps its shape's regime (n >> d) without the methods whose every iteration is a dense n x n
+eigendecomposition taking many minutes a fit; ``--max-samples 0`` uses every sample.
 
 Fits run in ``n_jobs`` worker processes (one BLAS thread each), the most expensive data sets
 first so that the last fits to finish are short ones. Ctrl-C (or any error) terminates the
@@ -34,6 +37,9 @@ import pandas as pd
 
 #: Outer iterations a smoke fit may run (``--max-iter``; 0 = each method's own ``max_iter``).
 SMOKE_MAX_ITER = 2
+#: Samples a smoke fit sees at most (``--max-samples``; 0 = all): a larger data set is cut to a
+#: seeded subsample of this size.
+SMOKE_MAX_SAMPLES = 2000
 
 SMOKE_COLUMNS = ["dataset", "method", "grid", "setting", "n_features", "seconds", "status"]
 
@@ -47,7 +53,7 @@ class SmokeFit:
     grid: str
     setting: dict = field(hash=False)
     counts: tuple[int, ...]
-    #: Relative cost, for ordering only: n * d * max(n, d) of the data set.
+    #: Relative cost, for ordering only: n * d * max(n, d) of the data set (n after the cut).
     cost: float = field(default=0.0, compare=False)
 
 
@@ -99,7 +105,8 @@ def within_budget(method: str, setting: dict, max_iter: int) -> dict:
 
 
 def smoke_fits(datasets: list[str], methods: list[str], data_dir=None,
-               max_iter: int = SMOKE_MAX_ITER) -> list[SmokeFit]:
+               max_iter: int = SMOKE_MAX_ITER,
+               max_samples: int = SMOKE_MAX_SAMPLES) -> list[SmokeFit]:
     """Every fit of a smoke-all run, most expensive data set first, its setting within the
     iteration budget ``max_iter`` (see the module docstring).
 
@@ -118,6 +125,7 @@ def smoke_fits(datasets: list[str], methods: list[str], data_dir=None,
         if not (n and d):
             data = load_dataset(ds_name, data_dir=data_dir, download=False)
             n, d = data.X.shape
+        n = min(n, max_samples) if max_samples > 0 else n
         cost = float(n) * d * max(n, d)
         for method in methods:
             cls = selector_class(method)
@@ -172,18 +180,33 @@ def _row(fit: SmokeFit, data) -> dict:
             "seconds": round(time.perf_counter() - start, 2), "status": status}
 
 
+def within_samples(data, max_samples: int):
+    """``data``, or a seeded subsample of ``max_samples`` of its samples (in their order) when
+    it has more (0: never cut)."""
+    from ufsbench.datasets import Dataset
+
+    if max_samples <= 0 or data.n_samples <= max_samples:
+        return data
+    keep = np.sort(np.random.default_rng(0).choice(data.n_samples, max_samples, replace=False))
+    return Dataset(data.name, data.X[keep], data.y[keep],
+                   checksum=f"{data.checksum}|smoke_subsample={max_samples}")
+
+
 class _LoadedData:
     """The data set of the latest fit, kept until a fit asks for another (one in memory)."""
 
-    def __init__(self, data_dir):
-        self.data_dir, self.name, self.data = data_dir, None, None
+    def __init__(self, data_dir, max_samples: int):
+        self.data_dir, self.max_samples = data_dir, max_samples
+        self.name: str | None = None
+        self.data = None
 
     def __call__(self, name: str):
         from ufsbench.datasets import load_dataset
 
         if name != self.name:
             self.name, self.data = None, None
-            self.data = load_dataset(name, data_dir=self.data_dir, download=False)
+            self.data = within_samples(load_dataset(name, data_dir=self.data_dir,
+                                                    download=False), self.max_samples)
             self.name = name
         return self.data
 
@@ -191,14 +214,14 @@ class _LoadedData:
 _WORKER: dict = {}
 
 
-def _start_worker(data_dir) -> None:
+def _start_worker(data_dir, max_samples: int) -> None:
     """Worker set-up: the parent alone handles Ctrl-C (it terminates the workers); one BLAS
     thread, since the workers share the cores."""
     from threadpoolctl import threadpool_limits
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _WORKER["limits"] = threadpool_limits(1)
-    _WORKER["data"] = _LoadedData(data_dir)
+    _WORKER["data"] = _LoadedData(data_dir, max_samples)
 
 
 def _fit_in_worker(task: tuple[int, SmokeFit]) -> tuple[int, dict]:
@@ -206,38 +229,40 @@ def _fit_in_worker(task: tuple[int, SmokeFit]) -> tuple[int, dict]:
     return index, _row(fit, _WORKER["data"](fit.dataset))
 
 
-def _sequential(fits: list[SmokeFit], data_dir):
-    loaded = _LoadedData(data_dir)
+def _sequential(fits: list[SmokeFit], data_dir, max_samples: int):
+    loaded = _LoadedData(data_dir, max_samples)
     for index, fit in enumerate(fits):
         yield index, _row(fit, loaded(fit.dataset))
 
 
-def _parallel(fits: list[SmokeFit], data_dir, n_jobs: int):
+def _parallel(fits: list[SmokeFit], data_dir, max_samples: int, n_jobs: int):
     # Fresh interpreters ("spawn"): a forked child would inherit the parent's BLAS thread state.
     # terminate() on any exit path, Ctrl-C included, kills the workers in their fits instead of
     # waiting minutes for them; the pool's workers are daemons, so an interrupt while the pool
     # is still starting leaves none behind either (they are terminated at interpreter exit).
     context = multiprocessing.get_context("spawn")
-    with context.Pool(n_jobs, initializer=_start_worker, initargs=(data_dir,)) as pool:
+    with context.Pool(n_jobs, initializer=_start_worker, initargs=(data_dir, max_samples)) as pool:
         yield from pool.imap_unordered(_fit_in_worker, enumerate(fits), chunksize=1)
 
 
 def run_smoke(datasets: list[str], methods: list[str], data_dir=None, progress: bool = True,
-              n_jobs: int = 1, max_iter: int = SMOKE_MAX_ITER) -> pd.DataFrame:
+              n_jobs: int = 1, max_iter: int = SMOKE_MAX_ITER,
+              max_samples: int = SMOKE_MAX_SAMPLES) -> pd.DataFrame:
     """One row per fit (see :func:`smoke_fits`), in plan order, run in ``n_jobs`` processes (1:
     in this one; -1: one per core); Ctrl-C raises :class:`SmokeInterrupted` holding the rows of
     the fits that finished."""
-    fits = smoke_fits(datasets, methods, data_dir, max_iter)
+    fits = smoke_fits(datasets, methods, data_dir, max_iter, max_samples)
     n_jobs = multiprocessing.cpu_count() if n_jobs == -1 else n_jobs
-    if progress:
-        budget = f"at most {max_iter} iterations a fit" if max_iter > 0 else "full fits"
-        print(f"smoke-all: {len(fits)} fits on {len(datasets)} data set(s), {budget}, "
-              f"{n_jobs} worker(s)", file=sys.stderr, flush=True)
     done: dict[int, dict] = {}
     started, total_cost, done_cost = time.perf_counter(), sum(f.cost for f in fits), 0.0
-    try:
-        outcomes = _sequential(fits, data_dir) if n_jobs == 1 else \
-            _parallel(fits, data_dir, n_jobs)
+    try:  # Ctrl-C from the first line printed on is an interrupted run, not a traceback
+        if progress:
+            budget = f"at most {max_iter} iterations a fit" if max_iter > 0 else "full fits"
+            budget += f", at most {max_samples} samples" if max_samples > 0 else ", every sample"
+            print(f"smoke-all: {len(fits)} fits on {len(datasets)} data set(s), {budget}, "
+                  f"{n_jobs} worker(s)", file=sys.stderr, flush=True)
+        outcomes = _sequential(fits, data_dir, max_samples) if n_jobs == 1 else \
+            _parallel(fits, data_dir, max_samples, n_jobs)
         for index, row in outcomes:
             done[index] = row
             done_cost += fits[index].cost
@@ -277,7 +302,7 @@ def smoke_main(opts, write_report) -> None:
     datasets = opts.datasets or present_datasets(opts.data_dir)
     try:
         df = run_smoke(datasets, opts.methods, opts.data_dir, progress=not opts.quiet,
-                       n_jobs=opts.n_jobs, max_iter=opts.max_iter)
+                       n_jobs=opts.n_jobs, max_iter=opts.max_iter, max_samples=opts.max_samples)
     except SmokeInterrupted as stop:
         _interrupted(opts, stop, write_report)
     table = tabulate(df, headers="keys", tablefmt="github", showindex=False)
@@ -291,10 +316,13 @@ def smoke_main(opts, write_report) -> None:
 
 
 def _budget_line(opts) -> str:
-    if opts.max_iter > 0:
-        return (f"Each fit ran at most {opts.max_iter} outer iterations (`--max-iter`; 0 runs "
-                f"every fit to its own stop).")
-    return "Every fit ran to its own stop (`--max-iter 0`)."
+    iterations = (f"Each fit ran at most {opts.max_iter} outer iterations (`--max-iter`; 0 runs "
+                  f"every fit to its own stop)." if opts.max_iter > 0 else
+                  "Every fit ran to its own stop (`--max-iter 0`).")
+    samples = (f"Data sets of more than {opts.max_samples} samples were cut to a seeded "
+               f"subsample of {opts.max_samples} (`--max-samples`; 0 uses every sample)."
+               if opts.max_samples > 0 else "Every sample was used (`--max-samples 0`).")
+    return f"{iterations} {samples}"
 
 
 def _interrupted(opts, stop: SmokeInterrupted, write_report) -> None:
