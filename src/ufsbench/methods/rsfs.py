@@ -202,16 +202,18 @@ class RSFS(UFSSelector):
     def _w_step(self, X, B, weights, gram, outer=None):
         """W = (X^T X + (beta/alpha) D)^{-1} X^T B: the d x d form from the cached X^T X
         (``gram``; only D changes between iterations), else the n x n (Woodbury) form, with
-        the cached X X^T for D = I (``weights`` None, the first step) and a syrk Gram after
-        (``outer``: from the non-zero entries of a mostly-zero X's sparse columns)."""
+        the cached X X^T for D = I (``weights`` None, the first step) and a syrk Gram after;
+        ``outer`` (a mostly-zero X) forms every n x n matrix, the first one included, from the
+        non-zero entries of the sparse columns."""
         ratio = self.beta / self.alpha
         if gram is not None:
             reg = ratio if weights is None else ratio * weights
             return solve_gram_plus_diag(X, B, reg, method="primal", gram=gram)
-        if weights is None:
+        if weights is None and outer is None:
             return solve_gram_plus_diag(X, B, ratio, method="dual",
                                         gram=cached_call(self.memory, data_outer_gram, X))
-        return solve_gram_plus_diag(X, B, ratio * weights, method="dual", outer=outer)
+        reg = ratio if weights is None else ratio * weights
+        return solve_gram_plus_diag(X, B, reg, method="dual", outer=outer)
 
     def _fit(self, X):
         n, d = X.shape
