@@ -1,19 +1,15 @@
-"""ScaledOuterGram: X_c diag(1/r) X_c^T in its dense and split (sparse product) forms."""
+"""CentredColumns: X_c diag(1/r) X_c^T in its dense and split (sparse product) forms."""
 
 import numpy as np
 import pytest
 
-from ufsbench.numerics.scaled_gram import ScaledOuterGram
+from ufsbench.numerics.scaled_gram import CentredColumns
 
 
 def _sparse_data(rng, n=40, d=120, dense_columns=8):
     X = rng.poisson(0.04, size=(n, d)).astype(float) * rng.uniform(1, 9, size=(n, d))
     X[:, :dense_columns] = rng.uniform(0, 4, size=(n, dense_columns))
     return X
-
-
-def _direct(Xc, reg):
-    return Xc @ np.diag(1.0 / reg) @ Xc.T
 
 
 @pytest.mark.parametrize("centre", [True, False])
@@ -23,31 +19,34 @@ def test_both_forms_equal_the_direct_product(centre, split):
     X = _sparse_data(rng)
     mean = X.mean(axis=0) if centre else None
     Xc = X - mean if centre else X
-    gram = ScaledOuterGram(X, mean, split=split)
+    data = CentredColumns(X, mean, split=split)
     for _ in range(3):                                        # the stored data is not altered
         reg = rng.uniform(0.05, 20.0, X.shape[1])
-        K = gram(reg)
+        K = data.outer(reg)
         # Sums of 120 products of entries <= 36 / 0.05: round-off far below 1e-10 relative.
-        np.testing.assert_allclose(K, _direct(Xc, reg), rtol=1e-12, atol=1e-10 * np.abs(K).max())
+        np.testing.assert_allclose(K, Xc @ np.diag(1.0 / reg) @ Xc.T, rtol=1e-12,
+                                   atol=1e-10 * np.abs(K).max())
 
 
 def test_split_form_is_chosen_for_mostly_sparse_columns_only():
     rng = np.random.default_rng(1)
-    assert ScaledOuterGram(_sparse_data(rng)).split
-    assert not ScaledOuterGram(rng.standard_normal((40, 120))).split
+    assert CentredColumns(_sparse_data(rng)).split
+    assert not CentredColumns(rng.standard_normal((40, 120))).split
     # Only heavy columns in the split form: the sparse part is empty.
     X = rng.standard_normal((30, 20))
-    gram = ScaledOuterGram(X, X.mean(axis=0), split=True)
+    data = CentredColumns(X, X.mean(axis=0), split=True)
     reg = rng.uniform(0.5, 2.0, 20)
-    np.testing.assert_allclose(gram(reg), _direct(X - X.mean(axis=0), reg), rtol=1e-12,
+    Xc = X - X.mean(axis=0)
+    np.testing.assert_allclose(data.outer(reg), Xc @ np.diag(1.0 / reg) @ Xc.T, rtol=1e-12,
                                atol=1e-12)
 
 
-def test_dense_form_is_the_syrk_of_the_scaled_centred_data():
+def test_dense_form_is_the_syrk_of_the_given_centred_data():
     # The dense form is bit for bit the product the push-through solver forms.
     rng = np.random.default_rng(2)
     X = rng.standard_normal((25, 60))
     reg = rng.uniform(0.1, 3.0, 60)
     Xc = X - X.mean(axis=0)
     Z = Xc / np.sqrt(reg)[None, :]
-    np.testing.assert_array_equal(ScaledOuterGram(X, X.mean(axis=0), centred=Xc)(reg), Z @ Z.T)
+    data = CentredColumns(X, X.mean(axis=0), centred=Xc)
+    np.testing.assert_array_equal(data.outer(reg), Z @ Z.T)

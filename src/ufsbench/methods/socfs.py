@@ -46,7 +46,7 @@ from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, 
 from ufsbench.numerics import l21_reweight, orthonormal_polar, row_norms
 from ufsbench.numerics.gram_solve import solve_gram_plus_diag, solve_psd
 from ufsbench.numerics.irls import smoothed_l21_norm
-from ufsbench.numerics.scaled_gram import ScaledOuterGram
+from ufsbench.numerics.scaled_gram import CentredColumns
 from ufsbench.numerics.triplet import ordinal_laplacian, sparse_triplet_weights
 
 #: The weights of the first W-step: "start" (the l2,1 reweighting of the start W0) or
@@ -65,7 +65,7 @@ def regression_step(X: np.ndarray, metric, raw: np.ndarray | None = None):
       (coil20: 50 products of 1440 x 1024); the d x d system, which changes with reg, is solved
       every time (Cholesky).
     * d > n: the push-through form W = R^{-1} X^T (M X R^{-1} X^T + I)^{-1} T. Its n x n matrix
-      K = X R^{-1} X^T comes from :class:`ufsbench.numerics.scaled_gram.ScaledOuterGram`,
+      K = X R^{-1} X^T comes from :class:`ufsbench.numerics.scaled_gram.CentredColumns`,
       a sparse product when most columns of the uncentred data ``raw`` (X = raw - mean(raw),
       None: X itself) are sparse. For M = I the system K + I is solved by Cholesky, as
       ``solve_gram_plus_diag`` does. For M != I, M K + I = M (K + M^{-1}), so
@@ -77,8 +77,8 @@ def regression_step(X: np.ndarray, metric, raw: np.ndarray | None = None):
     if d <= n:
         gram = X.T @ X if metric is None else X.T @ (metric @ X)
         return lambda T, reg: solve_gram_plus_diag(X, T, reg, metric, gram=gram)
-    outer = (ScaledOuterGram(X, centred=X) if raw is None
-             else ScaledOuterGram(raw, raw.mean(axis=0), centred=X))
+    data = (CentredColumns(X, centred=X) if raw is None
+            else CentredColumns(raw, raw.mean(axis=0), centred=X))
     metric_inv = None
     if metric is not None:
         dense = metric.toarray() if sp.issparse(metric) else np.asarray(metric, dtype=float)
@@ -87,7 +87,7 @@ def regression_step(X: np.ndarray, metric, raw: np.ndarray | None = None):
 
     def step(T, reg):
         reg = np.broadcast_to(np.asarray(reg, dtype=float), (d,))
-        A = outer(reg)                                  # X R^{-1} X^T
+        A = data.outer(reg)                             # X R^{-1} X^T
         if metric_inv is None:
             A[np.diag_indices(n)] += 1.0
         else:

@@ -1,18 +1,19 @@
 """K(r) = X_c diag(1/r) X_c^T for one data matrix and many positive weights r, fast on sparse data.
 
-The n x n matrix of the push-through form of the regularised regression step for d > n
-(``ufsbench.numerics.gram_solve``): with an l2,1 reweighting r changes every iteration, so
-K(r) cannot be formed once. X_c = X - 1 mu^T is the data centred by a fixed row mu (or X
-itself). Import by module path; nothing is exported from ``ufsbench.numerics``.
+X_c = X - 1 mu^T: the data centred by a fixed row mu (or X itself). K(r) is the n x n matrix of
+the push-through form of the regularised regression step for d > n
+(``ufsbench.numerics.gram_solve``); an l2,1 reweighting changes r every iteration, so it cannot
+be formed once. Bag-of-words sets are stored dense but are mostly zeros (basehock, 1993 x 4862:
+1.4 % non-zeros), and centring makes X_c dense; :class:`CentredColumns` keeps the zeros of X.
+Import by module path; nothing is exported from ``ufsbench.numerics``.
 
-Computation. Dense form: Z = X_c diag(r)^{-1/2}, K = Z Z^T (one BLAS syrk, O(n^2 d)).
-Split form, for data whose columns are mostly sparse though stored dense (bag-of-words sets:
-basehock, 1993 x 4862, has 1.4 % non-zeros): the columns with more than n / 20 non-zeros
-("heavy") go through the syrk on their centred values; the other ("light") columns l enter
-uncentred through a sparse product, with the centring added as a rank-two correction,
+Computation. Dense form: K = Z Z^T with Z = X_c diag(r)^{-1/2} (one BLAS syrk, O(n^2 d)).
+Split form: the columns with more than n / 20 non-zeros ("heavy") go through the syrk on their
+centred values; the other ("light") columns l enter uncentred through a sparse product, with
+the centring added as a rank-two correction,
 
     X_l,c S X_l,c^T = X_l S X_l^T - a 1^T - 1 a^T + (mu_l^T S mu_l) 1 1^T,
-    S = diag(1/r_l),  a = X_l S mu_l,
+    S = diag(1 / r_l),  a = X_l S mu_l,
 
 which costs O(sum_j nnz_j^2) for the light columns instead of O(n^2 d_l) (basehock: 0.08 s
 instead of 0.42 s on one core). No cancellation beyond round-off: the correction terms are
@@ -29,17 +30,18 @@ import scipy.sparse as sp
 HEAVY_DIVISOR = 20
 
 
-class ScaledOuterGram:
-    """K(r) = X_c diag(1/r) X_c^T (n x n) for a fixed X (n x d) and any positive r (d,).
+class CentredColumns:
+    """X_c = X - 1 mean^T (n x d), for K(r) = X_c diag(1/r) X_c^T with any positive r (d,).
 
     Parameters
     ----------
     X : ndarray (n, d)
-        The data, uncentred (its zeros make the split form fast).
+        The data before centring (its zeros make the split form fast).
     mean : ndarray (d,) or None
-        The row subtracted: X_c = X - mean (None: X_c = X).
+        The row subtracted (None: none).
     centred : ndarray (n, d) or None
-        X - mean when the caller holds it already (saves a copy); computed otherwise.
+        X_c when the caller holds it already (the dense form and the heavy columns use it as
+        given); computed otherwise.
     split : bool or None
         True / False forces the split / dense form; None chooses (at least half of the columns
         light).
@@ -52,21 +54,19 @@ class ScaledOuterGram:
         if centred is None:
             centred = X if mean is None else X - mean
         self.centred = centred
-        nnz = np.count_nonzero(X, axis=0)
-        light = nnz <= n / HEAVY_DIVISOR
+        light = np.count_nonzero(X, axis=0) <= n / HEAVY_DIVISOR
         self.split = bool(2 * light.sum() >= d) if split is None else bool(split)
         if not self.split:
             return
         self.heavy = np.flatnonzero(~light)
         self.light = np.flatnonzero(light)
         self.centred_heavy = centred[:, self.heavy]
-        light_csr = sp.csr_matrix(X[:, self.light])
-        self.light_csr = light_csr
-        self.light_t = light_csr.T.tocsr()
+        self.light_csr = sp.csr_matrix(X[:, self.light])
+        self.light_t = self.light_csr.T.tocsr()
         self.light_mean = (np.zeros(self.light.size) if mean is None
                            else np.asarray(mean, dtype=float)[self.light])
 
-    def __call__(self, reg: np.ndarray) -> np.ndarray:
+    def outer(self, reg: np.ndarray) -> np.ndarray:
         """K(reg) = X_c diag(1/reg) X_c^T, a new (n, n) array."""
         reg = np.asarray(reg, dtype=float)
         if not self.split:
