@@ -201,6 +201,22 @@ def test_gram_operator_matches_dense_matrix():
         assert np.array_equal(a[1], b[1]) and a[2] == pytest.approx(b[2], rel=1e-10)
 
 
+def test_gram_operator_largest_eigenvalue_by_lanczos_on_many_samples():
+    """From LANCZOS_MIN_SIZE samples on lambda_max(B B^T) comes from Lanczos: the LAPACK value
+    to round-off, whether the top eigenvalue stands apart or two nearly coincide."""
+    from ufsbench.methods.sf2sog import LANCZOS_MIN_SIZE
+    rng = np.random.default_rng(4)
+    n = LANCZOS_MIN_SIZE
+    for top in ([40.0, 20.0], [40.0, 40.0 * (1 - 1e-9)]):
+        Q = np.linalg.qr(rng.standard_normal((n, n)))[0]
+        spectrum = np.concatenate([top, rng.uniform(0.0, 10.0, n - 2)])
+        B = (Q * np.sqrt(spectrum)) @ np.linalg.qr(rng.standard_normal((n, n)))[0]
+        # B B^T = Q diag(spectrum) Q^T
+        expected = np.linalg.eigvalsh(B @ B.T)[-1]
+        # LAPACK's own error is ~n eps ||B B^T||; 1e-13 relative leaves a margin of ~10.
+        assert _GramTraceOperator(B).largest_eigenvalue() == pytest.approx(expected, rel=1e-13)
+
+
 def test_factored_fit_forms_no_d_by_d_array():
     """At d = 4000, n = 50 one d x d float64 array is 128 MB; the fit stays far below."""
     rng = np.random.default_rng(0)
