@@ -377,12 +377,14 @@ def test_l_steps_settled_by_the_bound_change_nothing(monkeypatch):
     """Fits where L = 0 for many iterations: the bound replaces most LAPACK solves, and a fit
     that must call LAPACK every time gives the same iterates bit for bit."""
     from ufsbench.methods import dgufs as dgufs_module
+    from ufsbench.numerics import threshold_eig
 
     X, _ = _blobs(sizes=(20, 25, 30), d=40)
     kw = dict(n_features_to_select=8, n_clusters=3, alpha=1e3, random_state=0, max_iter=40)
     calls = []
-    original = dgufs_module.sla.eigh
-    monkeypatch.setattr(dgufs_module.sla, "eigh", lambda *a, **k: calls.append(1) or original(*a, **k))
+    original = threshold_eig.sla.eigh
+    monkeypatch.setattr(threshold_eig.sla, "eigh",
+                        lambda *a, **k: calls.append(1) or original(*a, **k))
     fast = make_selector("dgufs", **kw).fit(X)
     assert fast.rank_history_.count(0) > 10 and len(calls) < fast.n_iter_
     monkeypatch.setattr(dgufs_module, "eigenvalues_certainly_at_most", lambda *a, **k: False)

@@ -34,7 +34,6 @@ import warnings
 from numbers import Real
 
 import numpy as np
-from scipy import linalg as sla
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
@@ -56,6 +55,7 @@ from ufsbench.numerics.eig_bounds import (
 )
 from ufsbench.numerics.linalg import double_centre, seeded_eigsh
 from ufsbench.numerics.sparsity import largest_positions, smallest_positions
+from ufsbench.numerics.threshold_eig import eigenpairs_above
 
 M_UPDATES = ("relaxed", "binary")
 #: Marks a deprecated parameter that was not passed (scikit-learn's convention).
@@ -150,15 +150,17 @@ def rank_threshold_psd(A: np.ndarray, eta: float, subset: bool = True):
     Keeps the eigenpairs of (A + A^T)/2 with eigenvalue > sqrt(eta). ``subset=True`` first tries
     Gershgorin's bound (:func:`eigenvalues_certainly_at_most`): when it shows that no eigenvalue
     exceeds the threshold, L = 0 without an eigensolver (what LAPACK would also return, bit for
-    bit); otherwise LAPACK (evr) computes the eigenpairs above it only. ``False`` is the full
-    eigendecomposition. Returns (L, kept eigenvalues).
+    bit); otherwise :func:`~ufsbench.numerics.threshold_eig.eigenpairs_above` computes the
+    eigenpairs above it: LAPACK's subset solver (evr), or the full divide-and-conquer (evd) when
+    the mean eigenvalue exceeds the threshold and many clustered eigenvalues would make the
+    subset solver slow. ``False`` is the full eigendecomposition. Returns (L, kept eigenvalues).
     """
     As = sym(A)
     thr = np.sqrt(eta)
     if subset and eigenvalues_certainly_at_most(As, thr):
         return np.zeros_like(As), np.zeros(0)
     if subset:
-        w, V = sla.eigh(As, subset_by_value=(thr, np.inf), driver="evr")
+        w, V = eigenpairs_above(As, thr)
     else:
         w, V = np.linalg.eigh(As)
     keep = w > thr
@@ -330,7 +332,12 @@ class DGUFS(UFSSelector):
       products with H L H are skipped. Where a hub of the kNN graph widens its disc and B is
       nonnegative (as long as L has been 0), the Collatz-Wielandt bound max_i (B x)_i / x_i
       after a few warm-started power steps (O(n^2) each) is tried. Otherwise A is formed and
-      LAPACK (evr) computes the eigenpairs above the threshold. At the default, 43 of 50
+      LAPACK (evr) computes the eigenpairs above the threshold, or, when the mean eigenvalue
+      trace(A)/n exceeds it, the full divide-and-conquer solver (evd) does: there many clustered
+      eigenvalues lie above it, where evr's inverse iteration is several times slower (ISOLET,
+      COIL20, BINALPHA: all n or 2n/3 of them in a band of width 0.3-0.4; BASEHOCK: 1706 of
+      1993), unless one lies within round-off margin of the threshold (:mod:`ufsbench.numerics.
+      threshold_eig`; L then agrees with evr's to round-off, ~1e-12). At the default, 43 of 50
       L-steps on COIL20 (A close to a multiple of I) and 28 of 50 on BASEHOCK are settled this
       way; the others give L of rank 1 to n.
 
