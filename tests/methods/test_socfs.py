@@ -124,7 +124,7 @@ def test_regression_step_equals_solve_gram_plus_diag(shape, kind):
     for _ in range(3):                                # the cached matrices are not altered
         T, reg = rng.standard_normal((n, 3)), rng.uniform(0.1, 10.0, d)
         expected = solve_gram_plus_diag(X, T, reg, metric)
-        if d <= n or metric is None:                  # the same LAPACK calls on the same matrix
+        if d <= n or metric is None:                  # the same Cholesky of the same matrix
             np.testing.assert_array_equal(step(T, reg), expected)
         else:
             # (K + M^{-1})^{-1} M^{-1} T instead of (M K + I)^{-1} T: round-off apart; both
