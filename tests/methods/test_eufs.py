@@ -107,7 +107,9 @@ def test_bad_parameters(data):
 
 def _frozen_admm(sel, X, iterations):
     """The ADMM loop of the class doc's steps, one fresh array per operation: the reference
-    for the in-place buffered loop."""
+    for the in-place, row-blocked loop. The products with A are formed as in the loop, (U^T A)^T
+    and (V^T A^T)^T: the ADMM amplifies the round-off of another BLAS form (A^T U) to ~5e-9
+    relative in single entries of E, which would hide what is tested here."""
     from ufsbench.numerics import orthonormal_polar
     from ufsbench.numerics.indicators import kmeans_scaled_indicator
     alpha, beta, c = sel.alpha, sel.beta, sel.n_clusters
@@ -119,9 +121,9 @@ def _frozen_admm(sel, X, iterations):
     for _ in range(iterations):
         E = row_shrink(X - U @ V.T + Y2 / mu, 1.0 / mu)
         A = X - E + Y2 / mu
-        V = row_shrink(A.T @ U, alpha / mu)
+        V = row_shrink((U.T @ A).T, alpha / mu)
         Z = np.maximum(U - Y1 / mu - (beta / mu) * (L @ U), 0.0)
-        U = orthonormal_polar(Z + Y1 / mu + A @ V - (beta / mu) * (L @ Z))
+        U = orthonormal_polar(Z + Y1 / mu + (V.T @ A.T).T - (beta / mu) * (L @ Z))
         R2 = X - U @ V.T - E
         Y1 += mu * (Z - U)
         Y2 += mu * R2
@@ -130,12 +132,27 @@ def _frozen_admm(sel, X, iterations):
     return np.linalg.norm(V, axis=1), history, E
 
 
+def _sparse_wide(wide_data):
+    """The wide data with 3 % of the entries kept (bag-of-words shape): the sparse X path."""
+    mask = np.random.default_rng(0).random(wide_data.X.shape) < 0.03
+    return wide_data.X * mask
+
+
 @pytest.mark.parametrize("alpha,beta", [(1.0, 1.0), (1e-6, 1e6), (1e6, 1e-6), (1e-2, 1e2)])
 @pytest.mark.parametrize("order", ["C", "F"])
-def test_buffered_loop_matches_the_reference_loop(wide_data, alpha, beta, order):
+@pytest.mark.parametrize("block_rows", [None, 7])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_buffered_loop_matches_the_reference_loop(wide_data, alpha, beta, order, block_rows,
+                                                  sparse, monkeypatch):
     """Same scores, objective history and E as the allocating loop, on d > n data in both memory
-    orders (the .mat loader gives column-major X); only BLAS round-off may differ."""
-    X = np.asarray(wide_data.X, order=order)
+    orders (the .mat loader gives column-major X), in one row block or in blocks of 7 rows (the
+    last one shorter), dense or with 3 % non-zeros (read through its non-zeros); only BLAS
+    round-off may differ."""
+    import ufsbench.methods.eufs as eufs_module
+    X = _sparse_wide(wide_data) if sparse else wide_data.X
+    X = np.asarray(X, order=order)
+    if block_rows:
+        monkeypatch.setattr(eufs_module, "BLOCK_BYTES", 8 * X.shape[1] * block_rows)
     sel = make_selector("eufs", n_clusters=3, random_state=0, alpha=alpha, beta=beta,
                         max_iter=60, tol=0.0, v_tol=0.0).fit(X)
     scores, history, E = _frozen_admm(sel, X, 60)
@@ -143,6 +160,14 @@ def test_buffered_loop_matches_the_reference_loop(wide_data, alpha, beta, order)
     np.testing.assert_allclose(sel.objective_history_, history, rtol=1e-9)
     np.testing.assert_allclose(sel.E_, E, rtol=1e-9, atol=1e-12 * np.abs(E).max())
     assert sel.n_iter_ == 60
+
+
+def test_sparse_x_is_read_through_its_non_zeros(wide_data):
+    from ufsbench.methods.eufs import SPARSE_DENSITY, _BlockedSteps
+    X = _sparse_wide(wide_data)
+    assert np.count_nonzero(X) < SPARSE_DENSITY * X.size
+    assert _BlockedSteps(X).nonzeros is not None
+    assert _BlockedSteps(wide_data.X).nonzeros is None
 
 
 @pytest.mark.parametrize("alpha,beta", [(1.0, 1.0), (1e-6, 1e6)])
