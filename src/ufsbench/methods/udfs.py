@@ -44,7 +44,7 @@ import numpy as np
 from scipy import linalg as sla
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ufsbench.cache import cached_call, memory_location
+from ufsbench.cache import cached_call, memory_location, uses_disk
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, register
 from ufsbench.numerics import l21_reweight, row_norms
@@ -92,8 +92,13 @@ def first_step(X: np.ndarray, *, k: int, lam: float, solver: str, n_clusters: in
     (``ufsbench.cache``) instead of repeating the full eigendecomposition for every gamma.
     ``location`` is the cache directory (a plain path, part of the key) L_loc is read from.
     """
-    d, c = X.shape[1], n_clusters
     L = cached_call(location, local_discriminant_matrix, X, k=k, lam=lam)
+    return first_step_from(X, L, solver=solver, n_clusters=n_clusters)
+
+
+def first_step_from(X: np.ndarray, L, *, solver: str, n_clusters: int):
+    """:func:`first_step` from a given L_loc (a fit without a disk cache has just built it)."""
+    d, c = X.shape[1], n_clusters
     if solver == "dense":
         factor = X.T @ (L @ X)                                       # M = X^T L X (d x d)
         factor = 0.5 * (factor + factor.T)
@@ -262,9 +267,14 @@ class UDFS(UFSSelector):
         self.local_laplacian_ = L
         solver = self.solver if self.solver != "auto" else ("lowrank" if d > n else "dense")
         # M (or its factor B) and the first step depend on (X, k, lam, c) only, not on gamma.
-        factor, sq, low_sum = cached_call(self.memory, first_step, X, k=min(self.k, n - 1),
-                                          lam=float(self.lam), solver=solver, n_clusters=c,
-                                          location=memory_location(self.memory))
+        location = memory_location(self.memory)
+        if location is None or not uses_disk(first_step, X):
+            # Computed here either way: from the L_loc above (not built a second time).
+            factor, sq, low_sum = first_step_from(X, L, solver=solver, n_clusters=c)
+        else:
+            factor, sq, low_sum = cached_call(self.memory, first_step, X, k=min(self.k, n - 1),
+                                              lam=float(self.lam), solver=solver, n_clusters=c,
+                                              location=location)
         history = [low_sum + self.gamma * float(np.sqrt(sq + self.eps).sum())]
         W, converged = None, self.gamma == 0 or self.tol is None
         if self.gamma > 0:
