@@ -10,7 +10,6 @@ import hashlib
 import io
 import json
 import os
-import signal
 import subprocess
 import sys
 import textwrap
@@ -27,6 +26,7 @@ from ufsbench.datasets import load_dataset, registry_entries
 from ufsbench.datasets.fetch import download, fetch_dataset
 from ufsbench.datasets.registry import git_blob_sha1
 from ufsbench.errors import DataError
+from ufsbench.testing import interrupt, reaped
 
 # -- the loopback server ---------------------------------------------------------------------
 
@@ -407,18 +407,13 @@ def test_ctrl_c_mid_transfer_leaves_no_partial_file(registry, tmp_path):
     proc = subprocess.Popen([sys.executable, str(script), "datasets", "fetch", "toylung",
                              "--data-dir", str(data)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    try:
+    with reaped(proc):
         assert route["stalled"].wait(30), "the child never reached the download"
         deadline = time.monotonic() + 10
         while not list(data.glob(".toylung.mat.*.part")) and time.monotonic() < deadline:
             time.sleep(0.02)
         assert list(data.glob(".toylung.mat.*.part")), "no partial file to clean up"
-        proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _, stderr = interrupt(proc)
     assert proc.returncode == 130, stderr
     assert "interrupted while fetching toylung; its partial download was removed" in stderr
     assert _leftovers(data) == []

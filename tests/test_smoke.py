@@ -2,7 +2,6 @@
 and Ctrl-C (the fits that finished are reported, marked partial; no worker is left running)."""
 
 import os
-import signal
 import subprocess
 import sys
 import textwrap
@@ -22,6 +21,7 @@ from ufsbench.smoke import (
     within_budget,
     within_samples,
 )
+from ufsbench.testing import interrupt, reaped
 
 
 def test_grid_extremes_take_each_list_at_its_ends():
@@ -160,18 +160,13 @@ def test_ctrl_c_writes_a_partial_report_and_exits_130(tmp_path):
                              "synthetic", "--methods", "ls", "variance", "allfeatures",
                              "--report", str(report)], cwd=tmp_path, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    try:
+    with reaped(proc):
         header = proc.stderr.readline()
         assert header.startswith("smoke-all: 6 fits on 1 data set(s)"), header
         first = proc.stderr.readline()  # the first fit's progress line: it finished
         assert first.startswith("  [1/6 ") and "synthetic" in first, first
         assert first.rstrip().endswith("ok"), first
-        proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        stdout, stderr = interrupt(proc)
     assert proc.returncode == 130, stderr
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert lines == [f"ufsbench: smoke-all interrupted after 1 of 6 fits; partial report in "
@@ -281,18 +276,13 @@ def test_ctrl_c_terminates_parallel_workers_and_leaves_none(tmp_path, when):
                              "--n-jobs", "2", "--datasets", "synthetic", "--methods", "ls",
                              "--report", str(report)], cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    with reaped(proc):
         assert proc.stderr.readline().startswith("smoke-all: 2 fits")
         if when == "in the fits":
             assert _wait_until(lambda: len(list(tmp_path.glob("started-*"))) == 2, 120), \
                 "the two workers did not start their fits"
             assert len(_processes_with(token)) >= 3        # the command and its two workers
-        proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _, stderr = interrupt(proc)
     assert proc.returncode == 130, stderr
     assert "interrupted after 0 of 2 fits" in stderr
     assert "0 of 2 fits finished" in report.read_text()

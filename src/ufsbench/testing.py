@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 from pathlib import Path
 
 #: Where the shared data sets sit beside a clone of the repository (CI's layout).
@@ -139,3 +141,21 @@ def check_selector(selector, X, cache_dir=None) -> None:
         for when in ("cold", "warm"):
             cached = clone(selector).set_params(memory=str(cache_dir)).fit(X)
             same_fit(cached, f"a {when} fit with memory={cache_dir}")
+
+
+@contextlib.contextmanager
+def reaped(proc):
+    """A started command (``subprocess.Popen``) that is killed on leaving the block if it still
+    runs: a failed assertion while waiting for it leaves no process behind."""
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def interrupt(proc, timeout: float = 30.0) -> tuple[str, str]:
+    """Ctrl-C (SIGINT) to a running command, then its (stdout, stderr) once it exits."""
+    proc.send_signal(signal.SIGINT)
+    return proc.communicate(timeout=timeout)
