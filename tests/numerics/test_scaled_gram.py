@@ -1,4 +1,4 @@
-"""CentredColumns: X_c diag(1/r) X_c^T in its dense and split (sparse product) forms."""
+"""CentredColumns: X_c diag(1/r) X_c^T, X_c W and X_c^T Y in the dense and split (sparse) forms."""
 
 import numpy as np
 import pytest
@@ -26,6 +26,10 @@ def test_both_forms_equal_the_direct_product(centre, split):
         # Sums of 120 products of entries <= 36 / 0.05: round-off far below 1e-10 relative.
         np.testing.assert_allclose(K, Xc @ np.diag(1.0 / reg) @ Xc.T, rtol=1e-12,
                                    atol=1e-10 * np.abs(K).max())
+        W, Y = rng.standard_normal((X.shape[1], 3)), rng.standard_normal((X.shape[0], 3))
+        XW, XtY = data.dot(W), data.t_dot(Y)
+        np.testing.assert_allclose(XW, Xc @ W, rtol=1e-12, atol=1e-12 * np.abs(XW).max())
+        np.testing.assert_allclose(XtY, Xc.T @ Y, rtol=1e-12, atol=1e-12 * np.abs(XtY).max())
 
 
 def test_split_form_is_chosen_for_mostly_sparse_columns_only():
@@ -39,9 +43,12 @@ def test_split_form_is_chosen_for_mostly_sparse_columns_only():
     Xc = X - X.mean(axis=0)
     np.testing.assert_allclose(data.outer(reg), Xc @ np.diag(1.0 / reg) @ Xc.T, rtol=1e-12,
                                atol=1e-12)
+    W, Y = rng.standard_normal((20, 2)), rng.standard_normal((30, 2))
+    np.testing.assert_allclose(data.dot(W), Xc @ W, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(data.t_dot(Y), Xc.T @ Y, rtol=1e-12, atol=1e-12)
 
 
-def test_dense_form_is_the_syrk_of_the_given_centred_data():
+def test_dense_form_is_the_blas_products_of_the_given_centred_data():
     # The dense form is bit for bit the product the push-through solver forms.
     rng = np.random.default_rng(2)
     X = rng.standard_normal((25, 60))
@@ -50,3 +57,6 @@ def test_dense_form_is_the_syrk_of_the_given_centred_data():
     Z = Xc / np.sqrt(reg)[None, :]
     data = CentredColumns(X, X.mean(axis=0), centred=Xc)
     np.testing.assert_array_equal(data.outer(reg), Z @ Z.T)
+    W, Y = rng.standard_normal((60, 2)), rng.standard_normal((25, 2))
+    np.testing.assert_array_equal(data.dot(W), Xc @ W)
+    np.testing.assert_array_equal(data.t_dot(Y), Xc.T @ Y)

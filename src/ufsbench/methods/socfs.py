@@ -54,7 +54,15 @@ from ufsbench.numerics.triplet import ordinal_laplacian, sparse_triplet_weights
 D_INITS = ("start", "identity")
 
 
-def regression_step(X: np.ndarray, metric, raw: np.ndarray | None = None):
+def centred_columns(X: np.ndarray, raw: np.ndarray | None = None) -> CentredColumns:
+    """X (the model's data: raw centred, or raw itself when ``raw`` is None) with the zeros of
+    the uncentred data kept for its products (:mod:`ufsbench.numerics.scaled_gram`)."""
+    return (CentredColumns(X, centred=X) if raw is None
+            else CentredColumns(raw, raw.mean(axis=0), centred=X))
+
+
+def regression_step(X: np.ndarray, metric, raw: np.ndarray | None = None,
+                    data: CentredColumns | None = None):
     """W = (X^T M X + diag(reg))^{-1} X^T T as a function of (T, reg), for a fixed X and M.
 
     Computes what ``solve_gram_plus_diag(X, T, reg, metric)`` computes (M = None: I; else a
@@ -73,14 +81,15 @@ def regression_step(X: np.ndarray, metric, raw: np.ndarray | None = None):
       n = 2000). For M != I, M K + I = M (K + M^{-1}), so
       (M K + I)^{-1} T = (K + M^{-1})^{-1} M^{-1} T: a symmetric positive definite system
       (Cholesky) with the dense M^{-1} formed once, instead of an LU of the non-symmetric
-      M K + I every iteration. Same W up to round-off.
+      M K + I every iteration. X^T Y by the same sparse split. Same W up to round-off.
+      ``data``: :func:`centred_columns` of (X, raw) when the caller has built it.
     """
     n, d = X.shape
     if d <= n:
         gram = X.T @ X if metric is None else X.T @ (metric @ X)
         return lambda T, reg: solve_gram_plus_diag(X, T, reg, metric, gram=gram)
-    data = (CentredColumns(X, centred=X) if raw is None
-            else CentredColumns(raw, raw.mean(axis=0), centred=X))
+    if data is None:
+        data = centred_columns(X, raw)
     metric_inv = None
     if metric is not None:
         dense = metric.toarray() if sp.issparse(metric) else np.asarray(metric, dtype=float)
@@ -95,7 +104,7 @@ def regression_step(X: np.ndarray, metric, raw: np.ndarray | None = None):
         else:
             A += metric_inv
             T = metric_inv @ T
-        return (X.T @ _cholesky_solve(A, T)) / reg[:, None]  # R^{-1} X^T (K + M^{-1})^{-1} M^{-1} T
+        return data.t_dot(_cholesky_solve(A, T)) / reg[:, None]  # R^{-1} X^T (K + M^-1)^-1 M^-1 T
 
     return step
 
@@ -296,7 +305,11 @@ class SOCFS(UFSSelector):
         E, B, W, H = self._start(n, d, c, m)
         P = self._graph_penalty(X)
         metric = None if P is None else sp.identity(n, format="csr") + P      # sparse I + P
-        w_step = regression_step(X, metric, raw)
+        # d > n: products with X keep the zeros of the uncentred data (same numbers up to
+        # round-off; the plain BLAS products on dense data).
+        data = centred_columns(X, raw) if d > n else None
+        product = (lambda W: X @ W) if data is None else data.dot
+        w_step = regression_step(X, metric, raw, data)
         lam, lam2, eps = float(self.lambda_), float(self.lambda2), float(self.eps)
 
         def objective(XW, W, B, E, H):
@@ -307,7 +320,7 @@ class SOCFS(UFSSelector):
             return float(value)
 
         history, converged = [], False
-        XW = X @ W
+        XW = product(W)
         # The first W-step's l2,1 weights: from the start W0, or D0 = I (Han's code).
         weights = np.ones(d) if self.d_init == "identity" else l21_reweight(W, eps)
         for _ in range(self.max_iter):
@@ -318,7 +331,7 @@ class SOCFS(UFSSelector):
             B = orthonormal_polar(XW.T @ E)
             W = w_step(E @ B.T, lam * weights)
             weights = l21_reweight(W, eps)
-            XW = X @ W                          # for the objective and the next iteration
+            XW = product(W)                     # for the objective and the next iteration
             history.append(objective(XW, W, B, E, H))
             if (len(history) > 1 and self.tol > 0
                     and history[-2] - history[-1] <= self.tol * abs(history[-2])):

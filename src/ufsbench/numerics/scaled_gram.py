@@ -16,9 +16,12 @@ the centring added as a rank-two correction,
     S = diag(1 / r_l),  a = X_l S mu_l,
 
 which costs O(sum_j nnz_j^2) for the light columns instead of O(n^2 d_l) (basehock: 0.08 s
-instead of 0.42 s on one core). No cancellation beyond round-off: the correction terms are
-products of the same entries (|mu_j| <= max_i |x_ij|). Both forms give the same matrix up to
-round-off; the split form is chosen when at least half of the columns are light.
+instead of 0.42 s on one core). The thin products X_c W and X_c^T Y of a loop (W: d x m, Y: n x m)
+take the same split, X_l,c W = X_l W - 1 (mu_l^T W) and X_l,c^T Y = X_l^T Y - mu_l (1^T Y)
+(basehock, m = 2: 0.5 ms instead of 15 ms). No cancellation beyond round-off: the correction
+terms are products of the same entries (|mu_j| <= max_i |x_ij|). Both forms give the same
+numbers up to round-off (the dense form is the plain BLAS products, bit for bit); the split
+form is chosen when at least half of the columns are light.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ HEAVY_DIVISOR = 20
 
 
 class CentredColumns:
-    """X_c = X - 1 mean^T (n x d), for K(r) = X_c diag(1/r) X_c^T with any positive r (d,).
+    """X_c = X - 1 mean^T (n x d): K(r) = X_c diag(1/r) X_c^T for any positive r (d,), X_c W
+    and X_c^T Y.
 
     Parameters
     ----------
@@ -84,3 +88,26 @@ class CentredColumns:
             K -= a[None, :]
             K += float(self.light_mean @ (s * self.light_mean))
         return K
+
+    def dot(self, W: np.ndarray) -> np.ndarray:
+        """X_c W for W (d, m): a new (n, m) array."""
+        if not self.split:
+            return self.centred @ W
+        Wl = W[self.light]
+        out = self.centred_heavy @ W[self.heavy]
+        out += self.light_csr @ Wl
+        if np.any(self.light_mean):
+            out -= self.light_mean @ Wl
+        return out
+
+    def t_dot(self, Y: np.ndarray) -> np.ndarray:
+        """X_c^T Y for Y (n, m): a new (d, m) array."""
+        if not self.split:
+            return self.centred.T @ Y
+        out = np.empty((self.centred.shape[1],) + Y.shape[1:])
+        out[self.heavy] = self.centred_heavy.T @ Y
+        light = self.light_t @ Y
+        if np.any(self.light_mean):
+            light -= np.multiply.outer(self.light_mean, Y.sum(axis=0))
+        out[self.light] = light
+        return out
