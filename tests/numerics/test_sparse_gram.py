@@ -70,16 +70,16 @@ def test_solve_gram_plus_diag_with_the_sparse_form(weighted):
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12 * np.abs(want).max())
 
 
-def test_the_direct_cholesky_solve_falls_back_where_cholesky_fails():
-    from ufsbench.numerics.gram_solve import IllConditionedSolveWarning, _cholesky_solve
+def test_the_directcholesky_solve_falls_back_where_cholesky_fails():
+    from ufsbench.numerics.gram_solve import IllConditionedSolveWarning, cholesky_solve
 
     rng = np.random.default_rng(6)
     Q = rng.normal(size=(8, 8))
     A, B = Q @ Q.T + np.eye(8), rng.normal(size=(8, 2))
-    np.testing.assert_allclose(A @ _cholesky_solve(A, B), B, atol=1e-10)
+    np.testing.assert_allclose(A @ cholesky_solve(A, B), B, atol=1e-10)
     U = rng.normal(size=(6, 3))
     A = U @ U.T
     A[0, 0] -= 1e-9                               # indefinite by round-off: least squares
     B = A @ rng.normal(size=(6, 2))
     with pytest.warns(IllConditionedSolveWarning):
-        np.testing.assert_allclose(A @ _cholesky_solve(A, B), B, atol=1e-6)
+        np.testing.assert_allclose(A @ cholesky_solve(A, B), B, atol=1e-6)

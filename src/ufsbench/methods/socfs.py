@@ -44,7 +44,7 @@ from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, register
 from ufsbench.numerics import l21_reweight, orthonormal_polar, row_norms
-from ufsbench.numerics.gram_solve import _cholesky_solve, solve_gram_plus_diag
+from ufsbench.numerics.gram_solve import cholesky_solve, solve_gram_plus_diag
 from ufsbench.numerics.irls import smoothed_l21_norm
 from ufsbench.numerics.scaled_gram import CentredColumns
 from ufsbench.numerics.triplet import ordinal_laplacian, sparse_triplet_weights
@@ -104,7 +104,7 @@ def regression_step(X: np.ndarray, metric, raw: np.ndarray | None = None,
         else:
             A += metric_inv
             T = metric_inv @ T
-        return data.t_dot(_cholesky_solve(A, T)) / reg[:, None]  # R^{-1} X^T (K + M^-1)^-1 M^-1 T
+        return data.t_dot(cholesky_solve(A, T)) / reg[:, None]  # R^{-1} X^T (K + M^-1)^-1 M^-1 T
 
     return step
 

@@ -43,7 +43,7 @@ def solve_psd(A: np.ndarray, B: np.ndarray) -> np.ndarray:
         return sla.lstsq(A, B, lapack_driver="gelsd")[0]
 
 
-def _cholesky_solve(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+def cholesky_solve(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     """A^{-1} B for symmetric positive definite A by LAPACK ``posv`` (Cholesky of the upper
     triangle, as :func:`solve_psd`), without ``scipy.linalg.solve``'s input checks and condition
     estimate (half its time at n = 2000); :func:`solve_psd` where round-off breaks Cholesky."""
@@ -138,7 +138,7 @@ def _solve_push_through(X: np.ndarray, B: np.ndarray, reg: np.ndarray,
     whose n x n matrix is Z Z^T with Z = M^{1/2} X R^{-1/2}: one BLAS syrk and a Cholesky solve;
     R^{-1} X^T Y without an n x d temporary. The cost is O(n^2 d), the form for d > n. ``outer``
     (a :class:`SparseOuterGram` of X) forms Z Z^T from the non-zero entries of X's sparse columns;
-    the O(n^3) Cholesky then dominates, and is called directly (:func:`_cholesky_solve`).
+    the O(n^3) Cholesky then dominates, and is called directly (:func:`cholesky_solve`).
     """
     s = None if weights is None else np.sqrt(weights)
     if s is not None:
@@ -151,7 +151,7 @@ def _solve_push_through(X: np.ndarray, B: np.ndarray, reg: np.ndarray,
             Z *= s[:, None]
         A = Z @ Z.T                                     # (syrk)
     A[np.diag_indices(X.shape[0])] += 1.0
-    Y = solve_psd(A, B) if outer is None else _cholesky_solve(A, B)
+    Y = solve_psd(A, B) if outer is None else cholesky_solve(A, B)
     if s is not None:
         Y *= s[:, None]
     return (X.T @ Y) / reg[:, None]                     # R^{-1} X^T Y
