@@ -166,3 +166,22 @@ def test_stop_test_and_cap(data):
     with pytest.warns(ConvergenceWarning, match="max_iter=2"):
         capped = SPUFS(alpha=1.0, beta=1.0, tol=1e-12, max_iter=2).fit(data.X)
     assert not capped.converged_ and capped.n_iter_ == 2
+
+
+@pytest.mark.parametrize("alpha,beta", [(1.0, 1.0), (1e-2, 1e2), (1e2, 1e-2)])
+def test_factored_path_on_mostly_zero_data_equals_primal_path(alpha, beta):
+    """Counts with ~3 % non-zeros (as bag-of-words sets): the factored step then forms
+    X R^{-1} X^T and X^T (C F) from the non-zero entries; same iterates as the d x d system."""
+    from ufsbench.methods.spufs import _FactoredWStep
+
+    rng = np.random.default_rng(5)
+    X = rng.poisson(2.0, size=(60, 240)) * (rng.random((60, 240)) < 0.03)
+    X[:, :4] += rng.poisson(3.0, size=(60, 4))          # a few dense columns (the syrk part)
+    X = X.astype(float)
+    assert _FactoredWStep(X, np.eye(60), beta, np.zeros((60, 60))).outer is not None
+    dense = SPUFS(alpha=alpha, beta=beta, solver="primal", max_iter=10, tol=0.0).fit(X)
+    fast = SPUFS(alpha=alpha, beta=beta, solver="factored", max_iter=10, tol=0.0).fit(X)
+    np.testing.assert_allclose(fast.objective_history_, dense.objective_history_, rtol=1e-9)
+    np.testing.assert_allclose(fast.scores_, dense.scores_, rtol=1e-7,
+                               atol=1e-9 * dense.scores_.max())
+    assert np.allclose(fast.W_, dense.W_, atol=1e-8 * np.abs(dense.W_).max())

@@ -7,14 +7,16 @@ import warnings
 from numbers import Real
 
 import numpy as np
+import scipy.sparse as sp
 from scipy import linalg as sla
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ufsbench.cache import cached_call
 from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, register
-from ufsbench.numerics import knn_graph, l21_reweight, laplacian
+from ufsbench.numerics import knn_graph, l21_reweight, laplacian, sym
 from ufsbench.numerics.gram_solve import solve_gram_plus_diag
 from ufsbench.numerics.irls import smoothed_l21_norm
+from ufsbench.numerics.sparse_gram import sparse_outer_gram
 
 SOLVERS = ("auto", "factored", "primal")
 #: Deprecated ``solver`` values (accepted for one release, with a FutureWarning) -> the solver
@@ -27,43 +29,67 @@ class _FactoredWStep:
     """The BL9 W-step and everything the fit needs from W, in n x n / n x d form (d > n).
 
     W = (X^T M X + R)^{-1} X^T X with M = I + beta L (BL9 step 2), R = alpha Q diagonal, is
-    W = R^{-1} X^T C X, C = (M K + I)^{-1}, K = X R^{-1} X^T (push-through identity). With the
-    Cholesky factor M = Lc Lc^T, C = Lc H^{-1} Lc^{-1} with H = Lc^T K Lc + I = Y Y^T + I,
-    Y = Lc^T X R^{-1/2}: H is symmetric with eigenvalues >= 1, so its Cholesky factor always
-    exists. With G = X X^T = F F^T (F n x n), every quantity of the fit follows without W:
+    W = R^{-1} X^T C X, C = (M K + I)^{-1}, K = X R^{-1} X^T (push-through identity). As
+    M K + I = M (K + M^{-1}), C = S^{-1} M^{-1} with S = K + M^{-1}: symmetric positive definite
+    (its eigenvalues are >= those of M^{-1} > 0), so its Cholesky factor always exists. With
+    G = X X^T = F F^T (F n x n) and M^{-1}, M^{-1} F formed once, every quantity of the fit
+    follows without W (x_r the r-th column of X):
 
-        ||w_r||^2 = ||(C F)^T x_r||^2 / R_rr^2,  (C F)^T X = Hf^T (Lc^T X),  Hf = H^{-1} Lc^{-1} F
-        X W = P X with P F = K C F = Lc^{-T} (Lc^{-1} F - Hf),
-        ||X - X W||^2 = ||F - P F||^2,   Tr(W^T X^T L X W) = Tr((P F)^T L (P F)).
+        ||w_r||^2 = ||(C F)^T x_r||^2 / R_rr^2,   C F = S^{-1} (M^{-1} F),
+        X W = P X with P F = K C F = M^{-1} F - M^{-1} (C F),
 
-    Set-up O(n^2 d + n^3) once; each IRLS step O(n^2 d) (one n x d scaling, one syrk, one
-    n x n by n x d product); memory O(n d). W itself (d x d) is formed only when asked for.
+    and the data terms of the objective, ||X - X W||^2 + beta Tr(W^T X^T L X W) =
+    ||F - P F||^2 + beta Tr((P F)^T L (P F)), are (M = I + beta L cancels the terms linear in
+    C F, and M^{-1} = S - K)
+
+        ||F - M^{-1} F||^2 + beta Tr((M^{-1} F)^T L M^{-1} F) + <C F, M^{-1} C F>,
+        <C F, M^{-1} C F> = <C F, M^{-1} F> - sum_r ||(C F)^T x_r||^2 / R_rr,
+
+    the first two terms fixed. Set-up O(n^2 d + n^3) once; each IRLS step forms K (a ``syrk``,
+    or on mostly-zero X the sparse-column product of :mod:`ufsbench.numerics.sparse_gram`), one
+    n x n Cholesky and solve with n right-hand sides, and X^T (C F) (a sparse product on
+    mostly-zero X): O(n^2 d + n^3); memory O(n d). W itself (d x d) is formed only when asked
+    for.
     """
 
-    def __init__(self, X: np.ndarray, metric: np.ndarray):
+    def __init__(self, X: np.ndarray, metric: np.ndarray, beta: float, L):
+        n = X.shape[0]
         self.X = X
-        self.Lc = np.linalg.cholesky(metric)                     # M = Lc Lc^T
-        evals, U = np.linalg.eigh(X @ X.T)                       # G = X X^T = F F^T
-        self.F = U * np.sqrt(np.clip(evals, 0.0, None))
-        self.LtX = self.Lc.T @ X                                 # Lc^T X (n x d)
-        self.Fp = sla.solve_triangular(self.Lc, self.F, lower=True)   # Lc^{-1} F
+        self.outer = sparse_outer_gram(X)
+        # X^T Y by the non-zero entries of X where sparse_outer_gram takes its sparse form.
+        self.Xt = None if self.outer is None else sp.csr_matrix(X.T)
+        gram = X @ X.T if self.outer is None else self.outer(np.ones(X.shape[1]))
+        evals, U = np.linalg.eigh(gram)                          # G = X X^T = F F^T
+        F = U * np.sqrt(np.clip(evals, 0.0, None))
+        inv = sla.cho_solve(sla.cho_factor(metric, lower=True), np.eye(n))
+        self.Minv = sym(inv)                                     # M^{-1}
+        self.MiF = self.Minv @ F                                 # M^{-1} F
+        self.fixed = float(np.sum((F - self.MiF) ** 2)
+                           + beta * np.einsum("ij,ij->", self.MiF, L @ self.MiF))
+
+    def _xt(self, Y: np.ndarray) -> np.ndarray:
+        """X^T Y (d x m)."""
+        return self.X.T @ Y if self.Xt is None else self.Xt @ Y
 
     def step(self, reg: np.ndarray) -> dict:
-        """One W-step for R = diag(reg): squared row norms of W, P F and the H factor."""
-        Y = self.LtX / np.sqrt(reg)[None, :]
-        H = Y @ Y.T
-        H[np.diag_indices_from(H)] += 1.0
-        cf = sla.cho_factor(H, lower=True)
-        Hf = sla.cho_solve(cf, self.Fp)
-        TX = Hf.T @ self.LtX                                      # (C F)^T X
-        row_sq = np.einsum("ij,ij->j", TX, TX) / reg ** 2
-        PF = sla.solve_triangular(self.Lc, self.Fp - Hf, lower=True, trans="T")
-        return {"row_sq": row_sq, "PF": PF, "cf": cf, "reg": reg}
+        """One W-step for R = diag(reg): squared row norms of W, the data terms of the
+        objective and the S factor."""
+        if self.outer is not None:
+            S = self.outer(reg)                                  # K = X R^{-1} X^T
+        else:
+            Z = self.X / np.sqrt(reg)[None, :]
+            S = Z @ Z.T                                          # (syrk)
+        S += self.Minv                                           # S = K + M^{-1}
+        cf = sla.cho_factor(S, lower=True, overwrite_a=True, check_finite=False)
+        CF = sla.cho_solve(cf, self.MiF, check_finite=False)     # C F
+        TX = self._xt(CF)                                        # X^T C F = ((C F)^T X)^T
+        tx_sq = np.einsum("ij,ij->i", TX, TX)                    # ||(C F)^T x_r||^2
+        data = self.fixed + float(np.sum(CF * self.MiF)) - float(np.sum(tx_sq / reg))
+        return {"row_sq": tx_sq / reg ** 2, "data": data, "cf": cf, "reg": reg}
 
     def left_factor(self, state: dict) -> np.ndarray:
-        """B (d x n) with W = B X: B = R^{-1} X^T C = R^{-1} (Lc^T X)^T H^{-1} Lc^{-1}."""
-        inv_lc = sla.solve_triangular(self.Lc, np.eye(self.X.shape[0]), lower=True)
-        return (self.LtX.T @ sla.cho_solve(state["cf"], inv_lc)) / state["reg"][:, None]
+        """B (d x n) with W = B X: B = R^{-1} X^T C = R^{-1} X^T S^{-1} M^{-1}."""
+        return self._xt(sla.cho_solve(state["cf"], self.Minv)) / state["reg"][:, None]
 
 
 @register("spufs")
@@ -204,13 +230,10 @@ class SPUFS(UFSSelector):
         graph = float(np.einsum("ij,ij->", XW, L @ XW))
         return fit + self.alpha * smoothed_l21_norm(W, self.eps) + self.beta * graph
 
-    def _factored_objective(self, system: _FactoredWStep, state: dict, L) -> float:
+    def _factored_objective(self, state: dict) -> float:
         """The same smoothed BL9 objective from the n x n quantities of :class:`_FactoredWStep`."""
-        PF = state["PF"]
-        fit = float(np.sum((system.F - PF) ** 2))
-        graph = float(np.einsum("ij,ij->", PF, L @ PF))
         l21 = smoothed_l21_norm(np.sqrt(state["row_sq"])[:, None], self.eps)
-        return fit + self.alpha * l21 + self.beta * graph
+        return state["data"] + self.alpha * l21
 
     def _resolve_solver(self, n: int, d: int) -> str:
         if self.solver in DEPRECATED_SOLVERS:
@@ -229,8 +252,9 @@ class SPUFS(UFSSelector):
         S = cached_call(self.memory, knn_graph, X, k=k, weight="heat", sigma=self.sigma)
         L = laplacian(S)
         metric = np.eye(n) + self.beta * L                      # X^T (I + beta L) X
+        L_sparse = sp.csr_matrix(L)                             # k-NN: O(n k) products
         solver = self._resolve_solver(n, d)
-        system = _FactoredWStep(X, metric) if solver == "factored" else None
+        system = _FactoredWStep(X, metric, self.beta, L_sparse) if solver == "factored" else None
         q = np.ones(d)                                          # Q = I at the start
         history, converged = [], False
         W = state = None
@@ -239,7 +263,7 @@ class SPUFS(UFSSelector):
             if solver == "factored":                            # BL9 step 2, never forming W
                 state = system.step(reg)
                 row_sq = state["row_sq"]
-                history.append(self._factored_objective(system, state, L))
+                history.append(self._factored_objective(state))
             else:
                 if solver == "lstsq":
                     G = X.T @ (metric @ X)
@@ -247,7 +271,7 @@ class SPUFS(UFSSelector):
                 else:
                     W = solve_gram_plus_diag(X, X, reg, M=metric, method=solver)  # BL9 step 2
                 row_sq = np.einsum("ij,ij->i", W, W)
-                history.append(self._objective(X, W, L))
+                history.append(self._objective(X, W, L_sparse))
             norms = np.sqrt(row_sq)[:, None]                    # ||w_r||, as a d x 1 matrix
             q = l21_reweight(norms, eps=self.eps, factor=0.5)   # q_r = 1 / (2 sqrt(.. + eps))
             if it > 0 and abs(history[-2] - history[-1]) < self.tol * max(abs(history[-2]), 1e-300):
