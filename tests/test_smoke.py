@@ -75,6 +75,7 @@ def test_larger_data_sets_are_cut_to_a_seeded_subsample():
 def test_smoke_rows_report_the_capped_setting_that_ran():
     df = run_smoke(["synthetic"], ["sogfs"], progress=False, max_iter=2)
     assert (df["status"] == "ok").all() and len(df) == 2
+    assert (df["warnings"] == "").all()             # a capped fit's ConvergenceWarning: expected
     assert df["setting"].str.contains('"max_iter": 2').all()
     assert list(df["n_features"]) == ["5, 40", "5, 40"]
 
@@ -91,6 +92,8 @@ def test_a_nan_score_fails_the_check(monkeypatch):
     monkeypatch.setattr(ls_module.LaplacianScore, "_fit", nan_scores)
     df = run_smoke(["synthetic"], ["ls"], progress=False)
     assert df["status"].str.contains("NaN score").all()
+    # the fit's warnings are reported in its row, by kind
+    assert (df["warnings"] == "DegenerateScoresWarning").all()
 
 
 def test_a_selection_of_the_wrong_size_fails_the_check(monkeypatch):

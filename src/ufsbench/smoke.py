@@ -41,7 +41,8 @@ SMOKE_MAX_ITER = 2
 #: seeded subsample of this size.
 SMOKE_MAX_SAMPLES = 2000
 
-SMOKE_COLUMNS = ["dataset", "method", "grid", "setting", "n_features", "seconds", "status"]
+SMOKE_COLUMNS = ["dataset", "method", "grid", "setting", "n_features", "seconds", "status",
+                 "warnings"]
 
 
 @dataclass(frozen=True)
@@ -168,16 +169,22 @@ def check_fit(method: str, setting: dict, data, counts: tuple[int, ...]) -> str:
 
 
 def _row(fit: SmokeFit, data) -> dict:
-    """The outcome row of one fit on its loaded data set."""
+    """The outcome row of one fit on its loaded data set, with the kinds of the warnings the
+    fit raised (e.g. degenerate scores at an extreme weight): a finding, not a failure, kept in
+    the report instead of interleaved with the progress lines."""
     start = time.perf_counter()
-    try:
-        status = check_fit(fit.method, fit.setting, data, fit.counts)
-    except Exception as exc:  # noqa: BLE001 - every failure is an outcome here
-        status = f"{type(exc).__name__}: {str(exc).splitlines()[0][:100]}"
+    with warnings.catch_warnings(record=True) as raised:
+        warnings.simplefilter("always")
+        try:
+            status = check_fit(fit.method, fit.setting, data, fit.counts)
+        except Exception as exc:  # noqa: BLE001 - every failure is an outcome here
+            status = f"{type(exc).__name__}: {str(exc).splitlines()[0][:100]}"
+    kinds = ", ".join(sorted({w.category.__name__ for w in raised}))
     return {"dataset": fit.dataset, "method": fit.method, "grid": fit.grid,
             "setting": json.dumps(fit.setting, sort_keys=True),
             "n_features": ", ".join(map(str, fit.counts)),
-            "seconds": round(time.perf_counter() - start, 2), "status": status}
+            "seconds": round(time.perf_counter() - start, 2), "status": status,
+            "warnings": kinds}
 
 
 def within_samples(data, max_samples: int):
