@@ -568,3 +568,37 @@ def test_conformance_property_of_a_case_locked_on_init():
     assert held and "locked on init" in how
     assert not weaker_property(case, fits(np.sqrt(np.r_[locked[:c], 1e-5, locked[c + 1:]])))[0]
     assert not weaker_property(case, fits(np.sqrt(np.roll(locked, 1))))[0]
+
+
+@pytest.mark.parametrize("graph", ["triplet", "similarity", "none", "maxmargin"])
+def test_mostly_zero_data_sparse_products_equal_dense_products(monkeypatch, graph):
+    """Counts with ~3 % non-zeros, z-scored: the shift_invert W-step then runs on X's non-zero
+    part plus its offset row (and the sparse alpha L + I); same iterates as dense products."""
+    import ufsbench.methods.ufsol as ufsol_module
+
+    rng = np.random.default_rng(6)
+    X = (rng.poisson(2.0, size=(60, 300)) * (rng.random((60, 300)) < 0.03)).astype(float)
+    X[:, :5] += 3.0 * rng.poisson(2.0, size=(60, 5)) * (np.arange(60) < 30)[:, None]
+    taken = []
+
+    def spy(Z):
+        out = ufsol_module.sparse_plus_offset.__wrapped__(Z)
+        taken.append(out is not None)
+        return out
+
+    spy.__wrapped__ = ufsol_module.sparse_plus_offset
+    params = dict(n_clusters=2, random_state=0, graph=graph, max_iter=10, tol=0.0, n_init=2)
+    monkeypatch.setattr(ufsol_module, "sparse_plus_offset", spy)
+    fast = make_selector("ufsol", **params).fit(X)
+    monkeypatch.setattr(ufsol_module, "sparse_plus_offset", lambda Z: None)
+    dense = make_selector("ufsol", **params).fit(X)
+    assert taken == [True] and fast.solver_ == "shift_invert"
+    # The first W-steps (R_ii = 1/sqrt(eps) off W0's rows) agree to the eigensolver's accuracy
+    # only, ~1e-8 relative here, as dense LAPACK and the dense products do; later ones to 1e-13.
+    np.testing.assert_allclose(fast.objective_history_, dense.objective_history_, rtol=1e-7)
+    np.testing.assert_allclose(fast.objective_history_[-3:], dense.objective_history_[-3:],
+                               rtol=1e-11)
+    np.testing.assert_allclose(fast.scores_, dense.scores_, rtol=0,
+                               atol=1e-8 * dense.scores_.max())
+    assert np.array_equal(fast.labels_, dense.labels_)
+    assert np.array_equal(fast.ranking_[:30], dense.ranking_[:30])

@@ -71,3 +71,42 @@ def test_lanczos_failure_above_the_dense_limit_is_one_clear_error(monkeypatch):
     monkeypatch.setattr(lowrank_eig, "DENSE_FALLBACK_MAX_D", 200)
     with pytest.raises(UFSBenchError, match="less extreme setting"):
         smallest_eigh_shift_invert(diag, B, M, 5)
+
+
+def test_sparse_plus_offset_factor_and_structured_m_give_the_dense_answer():
+    """B = X^T for a z-scored mostly-zero X given as E + 1 z^T, and M = N - P (N sparse, P a
+    cluster projection) applied by ``apply_m``: the same eigenpairs as with dense B and M."""
+    import scipy.sparse as sp
+
+    from ufsbench.numerics.sparse_offset import sparse_plus_offset
+
+    rng = np.random.default_rng(4)
+    n, d = 60, 400
+    X = (rng.poisson(2.0, size=(n, d)) * (rng.random((n, d)) < 0.03)).astype(float)
+    X = X[:, X.std(axis=0) > 0]
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    d = X.shape[1]
+    factor = sparse_plus_offset(X)
+    assert factor is not None
+    N = sp.random(n, n, density=0.05, random_state=5)
+    N = sp.csr_matrix(N + N.T + sp.identity(n) * 3.0)
+    labels = rng.integers(0, 3, size=n)
+    P = (labels[:, None] == labels[None, :]) / np.bincount(labels)[labels][:, None]
+    M = N.toarray() - P
+
+    def apply_m(Y):
+        return N @ Y - P @ Y
+
+    diag = np.exp(rng.uniform(0, np.log(1e3), d))
+    low = float(np.linalg.eigvalsh(M)[0])
+    bound = diag.min() + min(0.0, low) * np.linalg.norm(X, 2) ** 2
+    vals, vecs = smallest_eigh_shift_invert(diag, factor, M, 4, lower_bound=bound,
+                                            apply_m=apply_m)
+    ref_vals, ref_vecs = smallest_eigh_shift_invert(diag, X.T, M, 4, lower_bound=bound)
+    G = np.diag(diag) + X.T @ M @ X
+    np.testing.assert_allclose(vals, np.linalg.eigvalsh(G)[:4], rtol=1e-9)
+    np.testing.assert_allclose(vals, ref_vals, rtol=1e-11)
+    np.testing.assert_allclose(np.abs(vecs.T @ ref_vecs), np.eye(4), atol=1e-8)
+    # Without a bound (Weyl from M's eigenvalues; K from the factor when M is indefinite).
+    vals2, _ = smallest_eigh_shift_invert(diag, factor, M, 4)
+    np.testing.assert_allclose(vals2, ref_vals, rtol=1e-9)

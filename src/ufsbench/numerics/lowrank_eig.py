@@ -17,11 +17,21 @@ after an O(d r^2 + r^3) set-up. The shift comes from Weyl's inequality,
 lambda_min(G) >= min(a) + min(0, lambda_min(K^{1/2} M K^{1/2})) with K = B^T B, minus a small
 margin, so that G - sI is positive definite even when M is indefinite (UFSOL's max-margin graph).
 The result is polished by a Rayleigh-Ritz step on G itself.
+
+B may also be given as a :class:`~ufsbench.numerics.sparse_offset.SparsePlusOffset` X with
+B = X^T (a mostly-zero X after centring, e.g. a z-scored bag-of-words set): the set-up's
+B^T A^{-1} B = X A^{-1} X^T and every product with B then run on the non-zero part of X plus a
+rank-one correction, O(nnz) instead of O(d r) per column, the same numbers up to round-off.
+The caller may also pass ``apply_m`` (Y -> M Y) when M is cheaper to apply than a dense r x r
+matrix (a sparse graph Laplacian minus a cluster indicator's projection): the set-up's K M is
+then (M K)^T (K and M symmetric), O(r nnz(M)) instead of O(r^3), and every Lanczos step saves
+a dense product with M.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 from scipy import linalg as sla
@@ -29,61 +39,83 @@ from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator
 
 from ufsbench.errors import UFSBenchError
 from ufsbench.numerics.linalg import eigh_smallest, seeded_eigsh, sym
+from ufsbench.numerics.sparse_offset import SparsePlusOffset
 
 #: Largest d for which a Lanczos failure falls back to forming G (8 d^2 bytes: 128 MB at 4096).
 DENSE_FALLBACK_MAX_D = 4096
 
 
-def lowrank_min_eigenvalue_bound(diag: np.ndarray, B: np.ndarray, M: np.ndarray,
+def lowrank_min_eigenvalue_bound(diag: np.ndarray, B: np.ndarray | None, M: np.ndarray,
                                  K: np.ndarray | None = None, m_min: float | None = None) -> float:
     """Weyl lower bound on lambda_min(diag(a) + B M B^T).
 
-    ``K`` = B^T B and ``m_min`` = lambda_min(M) may be passed if already known. When M is PSD the
-    bound is min(a) (and K is not needed).
+    ``K`` = B^T B and ``m_min`` = lambda_min(M) may be passed if already known (B may then be
+    None). When M is PSD the bound is min(a) (and K is not needed).
     """
     Msym = sym(M)
     low = float(np.min(diag))
     if (np.linalg.eigvalsh(Msym)[0] if m_min is None else m_min) >= 0:
         return low
     if K is None:
+        if B is None:
+            raise ValueError("lowrank_min_eigenvalue_bound needs B or K = B^T B")
         K = B.T @ B
     kval, kvec = np.linalg.eigh(sym(K))
     root = (kvec * np.sqrt(np.clip(kval, 0, None))) @ kvec.T
     return low + min(0.0, float(np.linalg.eigvalsh(sym(root @ Msym @ root))[0]))
 
 
-def smallest_eigh_shift_invert(diag: np.ndarray, B: np.ndarray, M: np.ndarray, k: int,
-                               v0: np.ndarray | None = None, K: np.ndarray | None = None,
-                               lower_bound: float | None = None,
-                               tol: float = 1e-12) -> tuple[np.ndarray, np.ndarray]:
+def smallest_eigh_shift_invert(diag: np.ndarray, B: np.ndarray | SparsePlusOffset,
+                               M: np.ndarray, k: int, v0: np.ndarray | None = None,
+                               K: np.ndarray | None = None, lower_bound: float | None = None,
+                               tol: float = 1e-12,
+                               apply_m: Callable[[np.ndarray], np.ndarray] | None = None,
+                               ) -> tuple[np.ndarray, np.ndarray]:
     """The k smallest eigenpairs (ascending) of G = diag(diag) + B M B^T, G never formed.
 
-    diag (d,), B (d, r), M (r, r) symmetric (any sign), k < d. ``v0`` (d, k), e.g. the previous
-    iterate's eigenvectors, warm-starts Lanczos (the sum of its columns is the start vector).
-    ``K = B^T B`` may be passed when it is reused across calls (only used when M is indefinite).
-    ``lower_bound`` <= lambda_min(G), when the caller knows one (e.g. min(diag) for a PSD M), saves
-    the O(r^3) eigenvalues of M used to derive it. Cost O(d r^2 + r^3) + O(d r) per Lanczos step;
-    memory O(d r).
+    diag (d,), B (d, r) or a :class:`SparsePlusOffset` X (r, d) standing for B = X^T, M (r, r)
+    symmetric (any sign), k < d. ``v0`` (d, k), e.g. the previous iterate's eigenvectors,
+    warm-starts Lanczos (the sum of its columns is the start vector). ``K = B^T B`` may be passed
+    when it is reused across calls (only used when M is indefinite). ``lower_bound`` <=
+    lambda_min(G), when the caller knows one (e.g. min(diag) for a PSD M), saves the O(r^3)
+    eigenvalues of M used to derive it. ``apply_m`` returns M Y for Y of shape (r,) or (r, m),
+    in place of the dense products with M (the same up to round-off). Cost O(d r^2 + r^3) + O(d r) per Lanczos
+    step (O(nnz) in place of O(d r) for a :class:`SparsePlusOffset`); memory O(d r).
     """
     diag = np.asarray(diag, dtype=float)
     d = diag.shape[0]
-    r = B.shape[1]
+    r = B.shape[0] if isinstance(B, SparsePlusOffset) else B.shape[1]
     Msym = sym(np.asarray(M, dtype=float))
-    bound = (lowrank_min_eigenvalue_bound(diag, B, Msym, K=K) if lower_bound is None
-             else float(lower_bound))
+    if lower_bound is not None:
+        bound = float(lower_bound)
+    elif isinstance(B, SparsePlusOffset):
+        m_min = float(np.linalg.eigvalsh(Msym)[0])
+        if K is None and m_min < 0:
+            K = B.outer(np.ones(d))
+        bound = lowrank_min_eigenvalue_bound(diag, None, Msym, K=K, m_min=m_min)
+    else:
+        bound = lowrank_min_eigenvalue_bound(diag, B, Msym, K=K)
     # ||G||_2 <= max|a| + ||M||_inf ||B||_F^2: the scale of the safety margin below the bound.
-    scale = max(float(np.max(np.abs(diag))),
-                float(np.abs(Msym).sum(axis=1).max()) * float(np.sum(B * B)), 1e-300)
+    b_sq = B.sq_norm if isinstance(B, SparsePlusOffset) else float(np.sum(B * B))
+    scale = max(float(np.max(np.abs(diag))), float(np.abs(Msym).sum(axis=1).max()) * b_sq,
+                1e-300)
     shift = bound - 1e-10 * scale - 1e-300
     inv_a = 1.0 / (diag - shift)                              # A^{-1}, A > 0
-    BA = B * inv_a[:, None]                                   # A^{-1} B, (d, r)
-    inner = np.eye(r) + (B.T @ BA) @ Msym                     # I + B^T A^{-1} B M
-    lu = sla.lu_factor(inner)
+    parts = (_offset_parts(B, diag - shift, inv_a) if isinstance(B, SparsePlusOffset)
+             else _dense_parts(B, inv_a))
+    KA, b_t_inv_a, inv_a_b, b_t = parts
+    if apply_m is None:
+        inner = np.eye(r) + KA @ Msym                         # I + B^T A^{-1} B M
+    else:
+        inner = apply_m(KA).T                                 # K M = (M K)^T, a fresh array
+        inner[np.diag_indices(r)] += 1.0
+    m_times: _Product = (lambda Y: Msym @ Y) if apply_m is None else apply_m
+    lu = sla.lu_factor(inner, overwrite_a=True, check_finite=False)
 
     def apply_t(v):
         v = np.asarray(v, dtype=float).reshape(d, -1)
-        z = sla.lu_solve(lu, BA.T @ v)
-        out = inv_a[:, None] * v - BA @ (Msym @ z)
+        z = sla.lu_solve(lu, b_t_inv_a(v), check_finite=False)
+        out = inv_a[:, None] * v - inv_a_b(m_times(z))
         return out if out.shape[1] > 1 else out[:, 0]
 
     op = LinearOperator((d, d), matvec=apply_t, matmat=apply_t, dtype=float)
@@ -96,13 +128,32 @@ def smallest_eigh_shift_invert(diag: np.ndarray, B: np.ndarray, M: np.ndarray, k
         _, vecs = seeded_eigsh(op, k=k, which="LA", v0=start, tol=tol,
                                ncv=min(d, max(2 * k + 1, 20)))
     except ArpackNoConvergence as failure:
-        return _dense_fallback(diag, B, Msym, k, failure)
+        dense_b = B.toarray().T if isinstance(B, SparsePlusOffset) else B
+        return _dense_fallback(diag, dense_b, Msym, k, failure)
     # Rayleigh-Ritz on G: orthonormalise, then diagonalise the k x k projection.
     Q, _ = np.linalg.qr(vecs)
-    BQ = B.T @ Q
-    H = sym(Q.T @ (diag[:, None] * Q) + BQ.T @ Msym @ BQ)
+    BQ = b_t(Q)
+    quad = BQ.T @ Msym @ BQ if apply_m is None else BQ.T @ apply_m(BQ)
+    H = sym(Q.T @ (diag[:, None] * Q) + quad)
     vals, rot = np.linalg.eigh(H)
     return vals, Q @ rot
+
+
+_Product = Callable[[np.ndarray], np.ndarray]
+
+
+def _dense_parts(B: np.ndarray, inv_a: np.ndarray
+                 ) -> tuple[np.ndarray, _Product, _Product, _Product]:
+    """B^T A^{-1} B and the maps v -> B^T A^{-1} v, y -> A^{-1} B y, Q -> B^T Q for a dense B."""
+    BA = B * inv_a[:, None]                                   # A^{-1} B, (d, r)
+    return B.T @ BA, lambda v: BA.T @ v, lambda y: BA @ y, lambda Q: B.T @ Q
+
+
+def _offset_parts(X: SparsePlusOffset, a: np.ndarray, inv_a: np.ndarray
+                  ) -> tuple[np.ndarray, _Product, _Product, _Product]:
+    """:func:`_dense_parts` for B = X^T, X = E + 1 z^T: X A^{-1} X^T and products with X, X^T."""
+    return (X.outer(a), lambda v: X.dot(inv_a[:, None] * v),
+            lambda y: inv_a[:, None] * X.tdot(y), X.dot)
 
 
 def _dense_fallback(diag: np.ndarray, B: np.ndarray, Msym: np.ndarray, k: int,
