@@ -79,13 +79,16 @@ def smallest_eigh_shift_invert(diag: np.ndarray, B: np.ndarray | SparsePlusOffse
     when it is reused across calls (only used when M is indefinite). ``lower_bound`` <=
     lambda_min(G), when the caller knows one (e.g. min(diag) for a PSD M), saves the O(r^3)
     eigenvalues of M used to derive it. ``apply_m`` returns M Y for Y of shape (r,) or (r, m),
-    in place of the dense products with M (the same up to round-off). Cost O(d r^2 + r^3) + O(d r) per Lanczos
+    in place of the dense products with M (the same up to round-off); M is then taken as
+    exactly symmetric. Cost O(d r^2 + r^3) + O(d r) per Lanczos
     step (O(nnz) in place of O(d r) for a :class:`SparsePlusOffset`); memory O(d r).
     """
     diag = np.asarray(diag, dtype=float)
     d = diag.shape[0]
     r = B.shape[0] if isinstance(B, SparsePlusOffset) else B.shape[1]
-    Msym = sym(np.asarray(M, dtype=float))
+    # With apply_m, M is only read for the scale of the shift's margin (and, without
+    # lower_bound, for its smallest eigenvalue, from one triangle): no symmetrised copy.
+    Msym = sym(np.asarray(M, dtype=float)) if apply_m is None else np.asarray(M, dtype=float)
     if lower_bound is not None:
         bound = float(lower_bound)
     elif isinstance(B, SparsePlusOffset):
