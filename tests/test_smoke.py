@@ -291,3 +291,25 @@ def test_ctrl_c_terminates_parallel_workers_and_leaves_none(tmp_path, when):
     assert "0 of 2 fits finished" in report.read_text()
     _wait_until(lambda: not _processes_with(token), 10)
     assert _processes_with(token) == [], "processes still running after the command exited"
+
+
+def test_a_refusal_of_the_data_is_reported_and_does_not_fail_the_run(capsys):
+    # digits has 3 all-zero pixel columns, which DGUFS refuses before computing
+    df = run_smoke(["digits"], ["dgufs"], progress=False)
+    assert df["status"].str.startswith("refused: DGUFS: X has 3 all-zero feature(s)").all()
+    cli_main(["--smoke-all", "--datasets", "digits", "--methods", "dgufs", "--quiet"])
+    assert "0 of 4 fits ok, 4 refused their data before computing" in capsys.readouterr().out
+
+
+def test_a_failing_fit_fails_the_run(monkeypatch, capsys):
+    import ufsbench.smoke as smoke
+
+    def broken(*args):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(smoke, "check_fit", broken)
+    with pytest.raises(SystemExit) as stop:
+        cli_main(["--smoke-all", "--datasets", "synthetic", "--methods", "ls", "--quiet"])
+    assert stop.value.code == 1
+    out = capsys.readouterr().out
+    assert "RuntimeError: boom" in out and "0 of 2 fits ok, 0 refused" in out and "2 failed" in out

@@ -10,3 +10,8 @@ class UFSBenchError(ValueError):
 
 class DataError(UFSBenchError):
     """A data set is unknown, missing, corrupt or malformed."""
+
+
+class UnsupportedDataError(UFSBenchError):
+    """Valid data outside what a method's model takes (e.g. DGUFS and all-zero features),
+    refused before any computation; the message names what to change in the data."""

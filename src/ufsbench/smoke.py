@@ -4,8 +4,10 @@ A *fit* of the smoke run is one (data set, method, grid extreme) with the featur
 serves: every grid list at its lowest values ("low") or at its highest ("high"), the method
 config's fixed parameters kept. A fit passes when, for the data set's extreme feature counts
 (its first and last), the selector returns exactly that many distinct features and no NaN
-score. A ranking method (and a subset method declaring ``one_fit_serves_counts``) is fitted
-once, at the largest count, and read at both; any other subset method is fitted per count.
+score, or when the method refuses the data before computing (``UnsupportedDataError``, e.g.
+DGUFS and all-zero features: status "refused: ..."); any other exception fails it. A ranking
+method (and a subset method declaring ``one_fit_serves_counts``) is fitted once, at the largest
+count, and read at both; any other subset method is fitted per count.
 
 **Iteration budget.** By default every fit runs at most ``SMOKE_MAX_ITER`` outer iterations (a
 method's ``max_iter`` is lowered to it, ``min_iter`` with it): the run checks that each code
@@ -34,6 +36,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+
+from ufsbench.errors import UnsupportedDataError
 
 #: Outer iterations a smoke fit may run (``--max-iter``; 0 = each method's own ``max_iter``).
 SMOKE_MAX_ITER = 2
@@ -177,6 +181,8 @@ def _row(fit: SmokeFit, data) -> dict:
         warnings.simplefilter("always")
         try:
             status = check_fit(fit.method, fit.setting, data, fit.counts)
+        except UnsupportedDataError as refusal:     # the model's input contract, not a failure
+            status = f"refused: {str(refusal).splitlines()[0][:100]}"
         except Exception as exc:  # noqa: BLE001 - every failure is an outcome here
             status = f"{type(exc).__name__}: {str(exc).splitlines()[0][:100]}"
     kinds = ", ".join(sorted({w.category.__name__ for w in raised}))
@@ -313,9 +319,13 @@ def smoke_main(opts, write_report) -> None:
     except SmokeInterrupted as stop:
         _interrupted(opts, stop, write_report)
     table = tabulate(df, headers="keys", tablefmt="github", showindex=False)
-    bad = df[df["status"] != "ok"]
-    print(tabulate(bad if not bad.empty else df, headers="keys", showindex=False))
-    print(f"\nsmoke-all: {len(df) - len(bad)} of {len(df)} fits ok")
+    refused = df["status"].str.startswith("refused: ")
+    bad = df[(df["status"] != "ok") & ~refused]
+    print(tabulate(df[df["status"] != "ok"] if not bad.empty or refused.any() else df,
+                   headers="keys", showindex=False))
+    print(f"\nsmoke-all: {int((df['status'] == 'ok').sum())} of {len(df)} fits ok, "
+          f"{int(refused.sum())} refused their data before computing (the method's input "
+          f"contract), {len(bad)} failed")
     if opts.report:
         write_report(opts.report, "ufsbench smoke-all", f"{_budget_line(opts)}\n\n{table}")
     if not bad.empty:

@@ -396,3 +396,26 @@ def test_l_steps_settled_by_the_bound_change_nothing(monkeypatch):
     assert fast.objective_history_ == solved.objective_history_
     assert fast.support_history_ and all(
         np.array_equal(a, b) for a, b in zip(fast.support_history_, solved.support_history_))
+
+
+def test_all_zero_features_are_refused_before_any_computation(monkeypatch):
+    import ufsbench.methods.dgufs as dgufs_module
+
+    X = np.random.default_rng(0).normal(size=(40, 12))
+    X[:, [3, 7]] = 0.0
+    selector = DGUFS(n_features_to_select=4, n_clusters=2, random_state=0)
+    with monkeypatch.context() as patch:
+        # Without the check the fit runs, and its Z-step hands the two zero rows to Y.
+        patch.setattr(dgufs_module, "_refuse_zero_features", lambda X: None)
+        with pytest.raises(UFSBenchError, match="2 non-zero rows of Y instead of m=4"):
+            selector.fit(X)
+
+    def no_graph(*args, **kwargs):
+        raise AssertionError("the graph was built before the input was refused")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(dgufs_module, "knn_graph", no_graph)
+        with pytest.raises(UFSBenchError, match=r"2 all-zero feature\(s\) \(columns 3, 7\).*"
+                                                r"X\[:, X.any\(axis=0\)\]"):
+            selector.fit(X)
+    assert selector.fit(X[:, X.any(axis=0)]).support_.sum() == 4

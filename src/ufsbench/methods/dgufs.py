@@ -38,7 +38,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
 from ufsbench.cache import cached_call
-from ufsbench.errors import UFSBenchError
+from ufsbench.errors import UFSBenchError, UnsupportedDataError
 from ufsbench.methods.base import (
     MEMORY_CONSTRAINT,
     NON_NEGATIVE,
@@ -60,6 +60,18 @@ from ufsbench.numerics.threshold_eig import eigenpairs_above
 M_UPDATES = ("relaxed", "binary")
 #: Marks a deprecated parameter that was not passed (scikit-learn's convention).
 DEPRECATED = "deprecated"
+
+
+def _refuse_zero_features(X: np.ndarray) -> None:
+    """All-zero features are refused before any computation: the Z-step (9) drops the m
+    lowest-norm rows of V from Z, so Y takes X's zero rows, which stay zero, and the subset
+    would hold fewer than m non-zero rows (the l2,0 constraint counts them all the same)."""
+    zero = np.flatnonzero(~X.any(axis=0))
+    if zero.size:
+        shown = ", ".join(map(str, zero[:5])) + (", ..." if zero.size > 5 else "")
+        raise UnsupportedDataError(f"DGUFS: X has {zero.size} all-zero feature(s) (columns {shown}), "
+                                   f"which its subset takes as zero rows; drop them first, "
+                                   f"e.g. X[:, X.any(axis=0)]")
 
 
 class _ActiveRows:
@@ -467,6 +479,7 @@ class DGUFS(UFSSelector):
 
     def _fit(self, X):
         n, d = X.shape
+        _refuse_zero_features(X)
         m, beta = self.n_features_to_select_, float(self.beta)
         k = min(self.k, n - 1)
         if self.graph == "knn":
