@@ -139,12 +139,13 @@ def test_regression_step_on_sparse_columns_equals_solve_gram_plus_diag(centre, k
     with a centring correction): the same W as the plain computation up to round-off."""
     import scipy.sparse as sp
 
-    from ufsbench.methods.socfs import regression_step
+    from ufsbench.methods.socfs import centred_columns, regression_step
     rng = np.random.default_rng(5)
     n, d = 60, 150
     raw = rng.poisson(0.03, size=(n, d)).astype(float) * rng.uniform(1, 5, size=(n, d))
     raw[:, :10] = rng.uniform(0, 3, size=(n, 10))     # a few dense columns
     X = raw - raw.mean(axis=0) if centre else raw
+    assert centred_columns(X, raw if centre else None) is not None      # the split is taken
     metric = None
     if kind == "sparse":
         A = sp.random(n, n, density=0.05, random_state=6)

@@ -574,12 +574,12 @@ def test_conformance_property_of_a_case_locked_on_init():
 def test_mostly_zero_data_sparse_products_equal_dense_products(monkeypatch, graph):
     """Counts with ~3 % non-zeros, z-scored: the shift_invert W-step then runs on X's non-zero
     part plus its offset row (and the sparse alpha L + I); same iterates as dense products."""
-    import ufsbench.methods.ufsol as ufsol_module
+    from ufsbench.numerics.sparse_gram import SparsePlusOffset
 
     rng = np.random.default_rng(6)
     X = (rng.poisson(2.0, size=(60, 300)) * (rng.random((60, 300)) < 0.03)).astype(float)
     X[:, :5] += 3.0 * rng.poisson(2.0, size=(60, 5)) * (np.arange(60) < 30)[:, None]
-    taken, original = [], ufsol_module.sparse_plus_offset
+    taken, original = [], SparsePlusOffset.from_median
 
     def spy(Z):
         out = original(Z)
@@ -587,9 +587,9 @@ def test_mostly_zero_data_sparse_products_equal_dense_products(monkeypatch, grap
         return out
 
     params = dict(n_clusters=2, random_state=0, graph=graph, max_iter=10, tol=0.0, n_init=2)
-    monkeypatch.setattr(ufsol_module, "sparse_plus_offset", spy)
+    monkeypatch.setattr(SparsePlusOffset, "from_median", spy)
     fast = make_selector("ufsol", **params).fit(X)
-    monkeypatch.setattr(ufsol_module, "sparse_plus_offset", lambda Z: None)
+    monkeypatch.setattr(SparsePlusOffset, "from_median", lambda Z: None)
     dense = make_selector("ufsol", **params).fit(X)
     assert taken == [True] and fast.solver_ == "shift_invert"
     # The first W-steps (R_ii = 1/sqrt(eps) off W0's rows) agree to the eigensolver's accuracy

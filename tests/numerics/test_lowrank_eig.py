@@ -78,7 +78,7 @@ def test_sparse_plus_offset_factor_and_structured_m_give_the_dense_answer():
     cluster projection) applied by ``apply_m``: the same eigenpairs as with dense B and M."""
     import scipy.sparse as sp
 
-    from ufsbench.numerics.sparse_offset import sparse_plus_offset
+    from ufsbench.numerics.sparse_gram import SparsePlusOffset
 
     rng = np.random.default_rng(4)
     n, d = 60, 400
@@ -86,7 +86,7 @@ def test_sparse_plus_offset_factor_and_structured_m_give_the_dense_answer():
     X = X[:, X.std(axis=0) > 0]
     X = (X - X.mean(axis=0)) / X.std(axis=0)
     d = X.shape[1]
-    factor = sparse_plus_offset(X)
+    factor = SparsePlusOffset.from_median(X)
     assert factor is not None
     N = sp.random(n, n, density=0.05, random_state=5)
     N = sp.csr_matrix(N + N.T + sp.identity(n) * 3.0)

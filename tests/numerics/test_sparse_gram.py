@@ -1,10 +1,11 @@
-"""Tests of the sparse-column form of Z Z^T, Z = diag(s) X R^{-1/2} (ufsbench.numerics.sparse_gram)."""
+"""Products with mostly-zero data (ufsbench.numerics.sparse_gram): the column-split form of
+Z Z^T, Z = diag(s) X R^{-1/2}, and X = E + 1 z^T (sparse part plus offset row)."""
 
 import numpy as np
 import pytest
 
 from ufsbench.numerics.gram_solve import solve_gram_plus_diag
-from ufsbench.numerics.sparse_gram import SparseOuterGram, sparse_outer_gram
+from ufsbench.numerics.sparse_gram import SparseOuterGram, SparsePlusOffset, sparse_outer_gram
 
 
 def mostly_zero(n=60, d=400, seed=0):
@@ -83,3 +84,124 @@ def test_the_directcholesky_solve_falls_back_where_cholesky_fails():
     B = A @ rng.normal(size=(6, 2))
     with pytest.warns(IllConditionedSolveWarning):
         np.testing.assert_allclose(A @ cholesky_solve(A, B), B, atol=1e-6)
+
+
+# -- X = E + 1 z^T --------------------------------------------------------------------------
+def _sparse_data(rng, n=40, d=300, dense_columns=8):
+    X = rng.poisson(0.04, size=(n, d)).astype(float) * rng.uniform(1, 9, size=(n, d))
+    X[:, :dense_columns] = rng.uniform(0, 4, size=(n, dense_columns))
+    return X
+
+
+def _zscored_counts(n=80, d=300, density=0.03, seed=0):
+    """z-scored counts with ~3 % non-zeros, a few dense columns, and one column whose zeros are
+    a minority (its offset is then not the zeros' value; E is denser there, still exact)."""
+    rng = np.random.default_rng(seed)
+    X = rng.poisson(2.0, size=(n, d)) * (rng.random((n, d)) < density)
+    X[:, :3] += rng.poisson(3.0, size=(n, 3))
+    X[: int(0.7 * n), 3] = rng.integers(1, 5, size=int(0.7 * n))
+    X = X.astype(float)
+    X = X[:, X.std(axis=0) > 0]
+    return (X - X.mean(axis=0)) / X.std(axis=0)
+
+
+def _assert_products_equal_dense(op, X, rng, reg_range=(0.05, 20.0)):
+    """outer, dot and tdot of ``op`` against the dense products of X, three times (the stored
+    data is not altered by a call)."""
+    n, d = X.shape
+    for _ in range(3):
+        reg = rng.uniform(*reg_range, d)
+        K = op.outer(reg)
+        # Sums of at most d products of bounded entries: round-off far below 1e-10 relative.
+        np.testing.assert_allclose(K, (X / reg) @ X.T, rtol=1e-12,
+                                   atol=1e-10 * np.abs(K).max())
+        np.testing.assert_array_equal(K, K.T)              # exactly symmetric, for LAPACK
+        V, U = rng.standard_normal((d, 3)), rng.standard_normal((n, 3))
+        XV, XtU = op.dot(V), op.tdot(U)
+        np.testing.assert_allclose(XV, X @ V, rtol=1e-12, atol=1e-12 * np.abs(XV).max())
+        np.testing.assert_allclose(XtU, X.T @ U, rtol=1e-12, atol=1e-12 * np.abs(XtU).max())
+
+
+@pytest.mark.parametrize("centre", [True, False])
+@pytest.mark.parametrize("dense", ["chosen", "all", "none"])
+def test_centred_data_products_equal_the_direct_ones(centre, dense):
+    # X = raw - 1 mean^T as E = raw plus the offset row -mean, with the columns formed by syrk
+    # chosen by the cost model, all of them (no sparse part), or none (the dense columns then
+    # go through the sparse product with their offset).
+    rng = np.random.default_rng(0)
+    raw = _sparse_data(rng)
+    mean = raw.mean(axis=0) if centre else None
+    X = raw - mean if centre else raw
+    if dense == "chosen":
+        op = SparsePlusOffset.from_mean(raw, mean)
+        assert op is not None
+        assert set(range(8)) <= set(op.outer_gram.dense) and op.outer_gram.dense.size < 150
+    else:
+        columns = np.arange(raw.shape[1]) if dense == "all" else np.array([], dtype=int)
+        offset = -mean if centre else np.zeros(raw.shape[1])
+        op = SparsePlusOffset(X, raw, offset, columns)
+    _assert_products_equal_dense(op, X, rng)
+
+
+def test_columns_formed_by_syrk_take_the_given_data_as_given():
+    # With every column dense (no sparse part, no offset) the n x n matrix is the plain syrk
+    # of the given X bit for bit, as the dense form of the push-through solver forms it.
+    rng = np.random.default_rng(2)
+    raw = rng.standard_normal((25, 60))
+    X = raw - raw.mean(axis=0)
+    reg = rng.uniform(0.1, 3.0, 60)
+    Z = X / np.sqrt(reg)[None, :]
+    op = SparsePlusOffset(X, raw, -raw.mean(axis=0), np.arange(60))
+    np.testing.assert_array_equal(op.outer(reg), Z @ Z.T)
+    assert not np.any(op.sparse_offset)
+    np.testing.assert_allclose(op.toarray(), X, rtol=0, atol=1e-14 * np.abs(X).max())
+
+
+def test_the_split_is_taken_for_mostly_sparse_columns_only():
+    rng = np.random.default_rng(1)
+    raw = _sparse_data(rng)
+    assert SparsePlusOffset.from_mean(raw, raw.mean(axis=0)) is not None
+    assert SparsePlusOffset.from_mean(raw) is not None
+    dense = rng.standard_normal((40, 300))
+    assert SparsePlusOffset.from_mean(dense, dense.mean(axis=0)) is None
+    assert SparsePlusOffset.from_median(dense) is None
+    assert SparsePlusOffset.from_median(np.random.default_rng(2).standard_normal((50, 200))) is None
+
+
+def test_median_offset_products_equal_the_dense_ones():
+    X = _zscored_counts()
+    n, d = X.shape
+    op = SparsePlusOffset.from_median(X)
+    assert isinstance(op, SparsePlusOffset)
+    assert op.E.nnz < 0.1 * n * d                  # the offset row took the centring
+    rng = np.random.default_rng(1)
+    reg = np.exp(rng.uniform(-5, 5, d))
+    ref = (X / reg) @ X.T
+    A = op.outer(reg)
+    np.testing.assert_allclose(A, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+    np.testing.assert_array_equal(A, A.T)          # exactly symmetric, for LAPACK
+    V, U = rng.standard_normal((d, 3)), rng.standard_normal((n, 3))
+    np.testing.assert_allclose(op.dot(V), X @ V, atol=1e-12 * np.abs(X @ V).max())
+    np.testing.assert_allclose(op.dot(V[:, 0]), X @ V[:, 0], atol=1e-12 * np.abs(X @ V).max())
+    np.testing.assert_allclose(op.tdot(U), X.T @ U, atol=1e-12 * np.abs(X.T @ U).max())
+    np.testing.assert_allclose(op.tdot(U[:, 0]), X.T @ U[:, 0],
+                               atol=1e-12 * np.abs(X.T @ U).max())
+    np.testing.assert_allclose(op.toarray(), X, rtol=0, atol=1e-14 * np.abs(X).max())
+    assert op.sq_norm == pytest.approx(np.sum(X * X), rel=1e-14)
+    _assert_products_equal_dense(op, X, rng, reg_range=(0.01, 100.0))
+
+
+def test_mean_and_median_offsets_describe_the_same_matrix():
+    # Centred mostly-zero counts: the known mean and the column median give the same X (the
+    # median of a column that is mostly zero is minus its mean), and the same products.
+    rng = np.random.default_rng(3)
+    raw = _sparse_data(rng)
+    X = raw - raw.mean(axis=0)
+    by_mean = SparsePlusOffset.from_mean(raw, raw.mean(axis=0), centred=X)
+    by_median = SparsePlusOffset.from_median(X)
+    assert by_mean is not None and by_median is not None
+    np.testing.assert_array_equal(by_mean.outer_gram.dense, by_median.outer_gram.dense)
+    reg = rng.uniform(0.1, 10.0, X.shape[1])
+    np.testing.assert_allclose(by_mean.outer(reg), by_median.outer(reg), rtol=1e-12,
+                               atol=1e-12 * np.abs(by_mean.outer(reg)).max())
+    np.testing.assert_allclose(by_mean.toarray(), X, rtol=0, atol=1e-14 * np.abs(X).max())

@@ -46,7 +46,7 @@ from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, 
 from ufsbench.numerics import l21_reweight, orthonormal_polar, row_norms
 from ufsbench.numerics.gram_solve import cholesky_solve, solve_gram_plus_diag
 from ufsbench.numerics.irls import smoothed_l21_norm
-from ufsbench.numerics.scaled_gram import CentredColumns
+from ufsbench.numerics.sparse_gram import SparsePlusOffset
 from ufsbench.numerics.triplet import ordinal_laplacian, sparse_triplet_weights
 
 #: The weights of the first W-step: "start" (the l2,1 reweighting of the start W0) or
@@ -54,15 +54,16 @@ from ufsbench.numerics.triplet import ordinal_laplacian, sparse_triplet_weights
 D_INITS = ("start", "identity")
 
 
-def centred_columns(X: np.ndarray, raw: np.ndarray | None = None) -> CentredColumns:
-    """X (the model's data: raw centred, or raw itself when ``raw`` is None) with the zeros of
-    the uncentred data kept for its products (:mod:`ufsbench.numerics.scaled_gram`)."""
-    return (CentredColumns(X, centred=X) if raw is None
-            else CentredColumns(raw, raw.mean(axis=0), centred=X))
+def centred_columns(X: np.ndarray, raw: np.ndarray | None = None) -> SparsePlusOffset | None:
+    """X (the model's data: raw centred, or raw itself when ``raw`` is None) as the uncentred
+    data plus an offset row, whose zeros its products keep (:mod:`ufsbench.numerics.sparse_gram`);
+    None where the uncentred data are too dense for that to pay (dense products)."""
+    return (SparsePlusOffset.from_mean(X, centred=X) if raw is None
+            else SparsePlusOffset.from_mean(raw, raw.mean(axis=0), centred=X))
 
 
 def regression_step(X: np.ndarray, metric, raw: np.ndarray | None = None,
-                    data: CentredColumns | None = None):
+                    data: SparsePlusOffset | None = None):
     """W = (X^T M X + diag(reg))^{-1} X^T T as a function of (T, reg), for a fixed X and M.
 
     Computes what ``solve_gram_plus_diag(X, T, reg, metric)`` computes (M = None: I; else a
@@ -73,16 +74,17 @@ def regression_step(X: np.ndarray, metric, raw: np.ndarray | None = None,
       (coil20: 50 products of 1440 x 1024); the d x d system, which changes with reg, is solved
       every time (Cholesky).
     * d > n: the push-through form W = R^{-1} X^T (M X R^{-1} X^T + I)^{-1} T. Its n x n matrix
-      K = X R^{-1} X^T comes from :class:`ufsbench.numerics.scaled_gram.CentredColumns`,
-      a sparse product when most columns of the uncentred data ``raw`` (X = raw - mean(raw),
-      None: X itself) are sparse. For M = I the system K + I is solved by Cholesky, as
-      ``solve_gram_plus_diag`` does (LAPACK posv called directly: the same factorisation
-      without scipy.linalg.solve's checks and condition estimate, half its time at
-      n = 2000). For M != I, M K + I = M (K + M^{-1}), so
+      K = X R^{-1} X^T comes from :class:`ufsbench.numerics.sparse_gram.SparsePlusOffset`
+      (the uncentred data ``raw`` plus the offset row -mean(raw); None: X itself), a sparse
+      product where most columns of ``raw`` are sparse, else one BLAS syrk. For M = I the
+      system K + I is solved by Cholesky, as ``solve_gram_plus_diag`` does (LAPACK posv
+      called directly: the same factorisation without scipy.linalg.solve's checks and
+      condition estimate, half its time at n = 2000). For M != I, M K + I = M (K + M^{-1}), so
       (M K + I)^{-1} T = (K + M^{-1})^{-1} M^{-1} T: a symmetric positive definite system
       (Cholesky) with the dense M^{-1} formed once, instead of an LU of the non-symmetric
       M K + I every iteration. X^T Y by the same sparse split. Same W up to round-off.
-      ``data``: :func:`centred_columns` of (X, raw) when the caller has built it.
+      ``data``: :func:`centred_columns` of (X, raw) when the caller has built it (None on
+      dense data).
     """
     n, d = X.shape
     if d <= n:
@@ -98,13 +100,18 @@ def regression_step(X: np.ndarray, metric, raw: np.ndarray | None = None,
 
     def step(T, reg):
         reg = np.broadcast_to(np.asarray(reg, dtype=float), (d,))
-        A = data.outer(reg)                             # X R^{-1} X^T
+        if data is None:
+            Z = X / np.sqrt(reg)[None, :]
+            A = Z @ Z.T                                 # X R^{-1} X^T (syrk)
+        else:
+            A = data.outer(reg)
         if metric_inv is None:
             A[np.diag_indices(n)] += 1.0
         else:
             A += metric_inv
             T = metric_inv @ T
-        return data.t_dot(cholesky_solve(A, T)) / reg[:, None]  # R^{-1} X^T (K + M^-1)^-1 M^-1 T
+        Y = cholesky_solve(A, T)                        # (K + M^-1)^-1 M^-1 T
+        return (X.T @ Y if data is None else data.tdot(Y)) / reg[:, None]  # R^{-1} X^T Y
 
     return step
 

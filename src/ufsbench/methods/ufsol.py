@@ -51,7 +51,7 @@ from ufsbench.numerics.graphs import sparse_knn_graph
 from ufsbench.numerics.indicators import indicator_gram, indicator_projection
 from ufsbench.numerics.litekmeans import litekmeans
 from ufsbench.numerics.lowrank_eig import smallest_eigh_shift_invert
-from ufsbench.numerics.sparse_offset import SparsePlusOffset, sparse_plus_offset
+from ufsbench.numerics.sparse_gram import SparsePlusOffset
 from ufsbench.numerics.triplet import ordinal_laplacian, sparse_triplet_weights, triplet_weights
 
 GRAPHS = ("none", "similarity", "maxmargin", "triplet")
@@ -248,7 +248,7 @@ class UFSOL(UFSSelector):
       docs/performance-history.md), else shift_invert. On mostly-zero data (a z-scored
       bag-of-words set: each column is sparse plus the constant value of its zero rows) the
       shift_invert set-up X A^{-1} X^T and every product with X use the non-zero entries plus
-      a rank-one correction (:mod:`ufsbench.numerics.sparse_offset`), and M = alpha L + I -
+      a rank-one correction (:mod:`ufsbench.numerics.sparse_gram`), and M = alpha L + I -
       V^T V is applied through the sparse L and the cluster means: the same iterates up to
       round-off (basehock: 66 -> 16 CPU s, one BLAS thread).
     * Large n (e.g. USPS, 9298 x 256): the dense W-step never forms the n x n
@@ -597,7 +597,7 @@ class UFSOL(UFSSelector):
         base = self._data_term(X, gram)
         # Mostly-zero data (z-scored: sparse plus a constant row): the Woodbury products of
         # the shift_invert W-step on the non-zero part, and M by the sparse alpha L + I.
-        offset_x = sparse_plus_offset(X) if solver == "shift_invert" else None
+        offset_x = SparsePlusOffset.from_median(X) if solver == "shift_invert" else None
         base_sparse = (sp.csr_matrix(base) if offset_x is not None
                        and self.graph != "maxmargin" else None)
         Y = X @ W

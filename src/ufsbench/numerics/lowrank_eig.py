@@ -18,7 +18,7 @@ lambda_min(G) >= min(a) + min(0, lambda_min(K^{1/2} M K^{1/2})) with K = B^T B, 
 margin, so that G - sI is positive definite even when M is indefinite (UFSOL's max-margin graph).
 The result is polished by a Rayleigh-Ritz step on G itself.
 
-B may also be given as a :class:`~ufsbench.numerics.sparse_offset.SparsePlusOffset` X with
+B may also be given as a :class:`~ufsbench.numerics.sparse_gram.SparsePlusOffset` X with
 B = X^T (a mostly-zero X after centring, e.g. a z-scored bag-of-words set): the set-up's
 B^T A^{-1} B = X A^{-1} X^T and every product with B then run on the non-zero part of X plus a
 rank-one correction, O(nnz) instead of O(d r) per column, the same numbers up to round-off.
@@ -39,7 +39,7 @@ from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator
 
 from ufsbench.errors import UFSBenchError
 from ufsbench.numerics.linalg import eigh_smallest, seeded_eigsh, sym
-from ufsbench.numerics.sparse_offset import SparsePlusOffset
+from ufsbench.numerics.sparse_gram import SparsePlusOffset
 
 #: Largest d for which a Lanczos failure falls back to forming G (8 d^2 bytes: 128 MB at 4096).
 DENSE_FALLBACK_MAX_D = 4096
