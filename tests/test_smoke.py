@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ufsbench import smoke
 from ufsbench.regress import cli_main
 from ufsbench.smoke import (
     SmokeInterrupted,
@@ -313,3 +314,25 @@ def test_a_failing_fit_fails_the_run(monkeypatch, capsys):
     assert stop.value.code == 1
     out = capsys.readouterr().out
     assert "RuntimeError: boom" in out and "0 of 2 fits ok, 0 refused" in out and "2 failed" in out
+
+
+def test_the_previous_run_orders_the_fits_and_scales_the_rest(tmp_path):
+    rows = tmp_path / "smoke-all.csv"
+    rows.write_text("dataset,method,grid,setting,n_features,seconds,status,warnings\n"
+                    "synthetic,ls,low,{},\"5, 40\",1.0,ok,\n"
+                    "synthetic,variance,high,{},\"5, 40\",9.0,ok,\n")
+    previous = smoke.previous_seconds(rows)
+    assert previous == {("synthetic", "ls", "low", "5, 40"): 1.0,
+                        ("synthetic", "variance", "high", "5, 40"): 9.0}
+    fits = smoke_fits(["synthetic"], ["ls", "variance"], previous=previous)
+    # the known fits carry their seconds, the others their size cost at the known fits' rate
+    assert (fits[0].method, fits[0].grid, fits[0].cost) == ("variance", "high", 9.0)
+    assert {f.cost for f in fits[1:]} == {1.0, 5.0}
+    assert smoke.previous_seconds(tmp_path / "none.csv") == {}
+
+
+def test_a_finished_run_writes_its_rows_beside_the_report(tmp_path):
+    report = tmp_path / "smoke-all.md"
+    cli_main(["--smoke-all", "--datasets", "synthetic", "--methods", "ls", "--quiet",
+              "--report", str(report)])
+    assert len(smoke.previous_seconds(report.with_suffix(".csv"))) == 2

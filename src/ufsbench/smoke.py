@@ -32,7 +32,7 @@ import signal
 import sys
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -58,7 +58,9 @@ class SmokeFit:
     grid: str
     setting: dict = field(hash=False)
     counts: tuple[int, ...]
-    #: Relative cost, for ordering only: n * d * max(n, d) of the data set (n after the cut).
+    #: Expected cost, for the order and the time left only: the seconds the same fit took in
+    #: the previous run (see :func:`previous_seconds`), else n d max(n, d) of the data set (n
+    #: after the cut) scaled to seconds by the fits the previous run has.
     cost: float = field(default=0.0, compare=False)
 
 
@@ -109,11 +111,31 @@ def within_budget(method: str, setting: dict, max_iter: int) -> dict:
     return capped
 
 
+def fit_key(dataset: str, method: str, grid: str, counts) -> tuple[str, str, str, str]:
+    """What identifies a fit across runs (its report row's first columns)."""
+    if not isinstance(counts, str):
+        counts = ", ".join(map(str, counts))
+    return dataset, method, grid, counts
+
+
+def previous_seconds(rows_csv) -> dict:
+    """{fit key: seconds} of a previous run's rows (the CSV written beside its report; empty
+    when there is none or it cannot be read)."""
+    try:
+        old = pd.read_csv(rows_csv, dtype={"n_features": str}, keep_default_na=False)
+        return {fit_key(r.dataset, r.method, r.grid, r.n_features): float(r.seconds)
+                for r in old.itertuples()}
+    except (OSError, ValueError, AttributeError, pd.errors.EmptyDataError):
+        return {}
+
+
 def smoke_fits(datasets: list[str], methods: list[str], data_dir=None,
-               max_iter: int = SMOKE_MAX_ITER,
-               max_samples: int = SMOKE_MAX_SAMPLES) -> list[SmokeFit]:
-    """Every fit of a smoke-all run, most expensive data set first, its setting within the
-    iteration budget ``max_iter`` (see the module docstring).
+               max_iter: int = SMOKE_MAX_ITER, max_samples: int = SMOKE_MAX_SAMPLES,
+               previous: dict | None = None) -> list[SmokeFit]:
+    """Every fit of a smoke-all run, most expensive first, its setting within the iteration
+    budget ``max_iter`` (see the module docstring). ``previous``: {fit key: seconds} of an
+    earlier run with the same budget, which orders the fits and the time left far better than
+    the size of the data (SOGFS's W-step alone is O(d^3)).
 
     Feature counts and shapes come from the registry (the loader checks the file against them),
     so the plan, and with it the number of fits, is known before any data set is loaded.
@@ -143,8 +165,21 @@ def smoke_fits(datasets: list[str], methods: list[str], data_dir=None,
                 setting = within_budget(method, setting, max_iter)
                 fits += [SmokeFit(ds_name, method, label, setting, group, cost)
                          for group in groups]
+    fits = _with_previous_costs(fits, previous or {})
     order = sorted(range(len(fits)), key=lambda i: (-fits[i].cost, i))
     return [fits[i] for i in order]
+
+
+def _with_previous_costs(fits: list[SmokeFit], previous: dict) -> list[SmokeFit]:
+    """Costs in seconds: a fit's previous time, else its size cost times the seconds per size
+    unit of the fits that have one (unchanged when none has)."""
+    keys = [fit_key(f.dataset, f.method, f.grid, f.counts) for f in fits]
+    known = [i for i, key in enumerate(keys) if key in previous]
+    if not known:
+        return fits
+    size = sum(fits[i].cost for i in known)
+    per_unit = sum(previous[keys[i]] for i in known) / size if size > 0 else 0.0
+    return [replace(f, cost=previous.get(key, f.cost * per_unit)) for f, key in zip(fits, keys)]
 
 
 def check_fit(method: str, setting: dict, data, counts: tuple[int, ...]) -> str:
@@ -260,11 +295,11 @@ def _parallel(fits: list[SmokeFit], data_dir, max_samples: int, n_jobs: int):
 
 def run_smoke(datasets: list[str], methods: list[str], data_dir=None, progress: bool = True,
               n_jobs: int = 1, max_iter: int = SMOKE_MAX_ITER,
-              max_samples: int = SMOKE_MAX_SAMPLES) -> pd.DataFrame:
+              max_samples: int = SMOKE_MAX_SAMPLES, previous: dict | None = None) -> pd.DataFrame:
     """One row per fit (see :func:`smoke_fits`), in plan order, run in ``n_jobs`` processes (1:
     in this one; -1: one per core); Ctrl-C raises :class:`SmokeInterrupted` holding the rows of
     the fits that finished."""
-    fits = smoke_fits(datasets, methods, data_dir, max_iter, max_samples)
+    fits = smoke_fits(datasets, methods, data_dir, max_iter, max_samples, previous)
     n_jobs = multiprocessing.cpu_count() if n_jobs == -1 else n_jobs
     done: dict[int, dict] = {}
     started, total_cost, done_cost = time.perf_counter(), sum(f.cost for f in fits), 0.0
@@ -294,9 +329,9 @@ def _in_plan_order(done: dict[int, dict]) -> pd.DataFrame:
 
 
 def _overall(done: int, total: int, cost_share: float, started: float) -> str:
-    """``[done/total, elapsed, ~left]``. The time left scales the elapsed time by the estimated
-    cost still to run (n d max(n, d) per fit): fits run most expensive first, so counting fits
-    alone would overstate it."""
+    """``[done/total, elapsed, ~left]``. The time left scales the elapsed time by the expected
+    cost still to run (:class:`SmokeFit`): fits run most expensive first, so counting fits alone
+    would overstate it; without a previous run the size cost understates SOGFS on wide data."""
     elapsed = time.perf_counter() - started
     left = elapsed * (1 - cost_share) / cost_share if cost_share > 0 else 0.0
     return f"[{done}/{total} {_clock(elapsed)} elapsed, ~{_clock(left)} left]"
@@ -313,9 +348,12 @@ def smoke_main(opts, write_report) -> None:
     from tabulate import tabulate
 
     datasets = opts.datasets or present_datasets(opts.data_dir)
+    rows_csv = opts.report.with_suffix(".csv") if opts.report else None
+    previous = previous_seconds(rows_csv) if rows_csv else {}
     try:
         df = run_smoke(datasets, opts.methods, opts.data_dir, progress=not opts.quiet,
-                       n_jobs=opts.n_jobs, max_iter=opts.max_iter, max_samples=opts.max_samples)
+                       n_jobs=opts.n_jobs, max_iter=opts.max_iter, max_samples=opts.max_samples,
+                       previous=previous)
     except SmokeInterrupted as stop:
         _interrupted(opts, stop, write_report)
     table = tabulate(df, headers="keys", tablefmt="github", showindex=False)
@@ -328,6 +366,7 @@ def smoke_main(opts, write_report) -> None:
           f"contract), {len(bad)} failed")
     if opts.report:
         write_report(opts.report, "ufsbench smoke-all", f"{_budget_line(opts)}\n\n{table}")
+        df.to_csv(rows_csv, index=False)
     if not bad.empty:
         sys.exit(1)
 
