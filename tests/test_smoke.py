@@ -336,3 +336,14 @@ def test_a_finished_run_writes_its_rows_beside_the_report(tmp_path):
     cli_main(["--smoke-all", "--datasets", "synthetic", "--methods", "ls", "--quiet",
               "--report", str(report)])
     assert len(smoke.previous_seconds(report.with_suffix(".csv"))) == 2
+
+
+def test_the_header_gives_the_time_the_previous_run_expects(tmp_path, capsys):
+    report = tmp_path / "smoke-all.md"
+    report.with_suffix(".csv").write_text(
+        "dataset,method,grid,setting,n_features,seconds,status,warnings\n"
+        "synthetic,ls,low,{},\"5, 40\",100.0,ok,\nsynthetic,ls,high,{},\"5, 40\",20.0,ok,\n")
+    cli_main(["--smoke-all", "--datasets", "synthetic", "--methods", "ls", "--n-jobs", "1",
+              "--report", str(report)])
+    header = capsys.readouterr().err.splitlines()[0]
+    assert header.endswith("1 worker(s); about 0:02:00 by the previous run's times"), header

@@ -307,8 +307,10 @@ def run_smoke(datasets: list[str], methods: list[str], data_dir=None, progress: 
         if progress:
             budget = f"at most {max_iter} iterations a fit" if max_iter > 0 else "full fits"
             budget += f", at most {max_samples} samples" if max_samples > 0 else ", every sample"
+            expected = (f"; about {_clock(total_cost / n_jobs)} by the previous run's times"
+                        if previous else "")
             print(f"smoke-all: {len(fits)} fits on {len(datasets)} data set(s), {budget}, "
-                  f"{n_jobs} worker(s)", file=sys.stderr, flush=True)
+                  f"{n_jobs} worker(s){expected}", file=sys.stderr, flush=True)
         outcomes = _sequential(fits, data_dir, max_samples) if n_jobs == 1 else \
             _parallel(fits, data_dir, max_samples, n_jobs)
         for index, row in outcomes:
