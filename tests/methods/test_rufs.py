@@ -343,36 +343,6 @@ def test_lbfgs_block_ends_on_a_direction_without_an_acceptable_step():
     np.testing.assert_array_equal(x, np.ones(3))
 
 
-def bag_of_words(n=60, d=400, seed=0):
-    """Mostly-zero d > n counts (3 % non-zero, 3 clusters on their own 20 words, 3 words in
-    every row): the data on which the W-step forms its n x n matrix from the sparse columns."""
-    rng = np.random.default_rng(seed)
-    labels = np.arange(n) % 3
-    rate = np.full((n, d), 0.02)
-    rate[np.arange(n)[:, None], 20 * labels[:, None] + np.arange(20)] = 0.4
-    X = rng.integers(1, 6, size=(n, d)) * (rng.random((n, d)) < rate)
-    X[:, [60, 200, 399]] = rng.integers(1, 4, size=(n, 3))
-    return X.astype(float)
-
-
-def test_mostly_zero_wide_data_fits_the_same_with_the_sparse_gram(monkeypatch):
-    # The n x n W-step matrix from the non-zero entries of the sparse columns is the syrk one up
-    # to round-off: the same selection, scores equal far beyond the ranking's resolution.
-    from ufsbench.methods import rufs as module
-    from ufsbench.numerics.sparse_gram import sparse_outer_gram
-
-    X = bag_of_words()
-    assert sparse_outer_gram(X) is not None
-    kw = dict(n_clusters=3, random_state=0, max_iter=8)
-    fast = make_selector("rufs", **kw).fit(X)
-    monkeypatch.setattr(module, "dual_outer_gram", lambda X: None)
-    plain = make_selector("rufs", **kw).fit(X)
-    assert fast.n_iter_ == plain.n_iter_
-    assert np.array_equal(fast.support_, plain.support_)
-    np.testing.assert_allclose(fast.scores_, plain.scores_, rtol=1e-8,
-                               atol=1e-10 * plain.scores_.max())
-
-
 @pytest.mark.parametrize("density", [0.03, 1.0])
 def test_neighbourhood_distances_bitwise_equal_the_full_sums(density):
     # Skipping the columns where a whole neighbourhood is zero drops only exact +0.0 terms of
