@@ -347,3 +347,25 @@ def test_the_header_gives_the_time_the_previous_run_expects(tmp_path, capsys):
               "--report", str(report)])
     header = capsys.readouterr().err.splitlines()[0]
     assert header.endswith("1 worker(s); about 0:02:00 by the previous run's times"), header
+
+
+def test_a_worker_runs_every_blas_library_on_one_thread():
+    # scipy loads its own OpenBLAS on first use, after threadpoolctl's call in the worker's
+    # set-up: without the environment variables its eigh ran on every core in each worker.
+    code = textwrap.dedent("""
+        import json
+        from ufsbench import smoke
+        smoke._start_worker(None, 0)
+        import numpy as np
+        import scipy.linalg
+        scipy.linalg.eigh(np.eye(3))
+        from threadpoolctl import threadpool_info
+        print(json.dumps([(i["internal_api"], i["num_threads"]) for i in threadpool_info()]))
+    """)
+    env = {k: v for k, v in os.environ.items() if k not in smoke.ONE_THREAD_ENV}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    import json
+
+    pools = json.loads(out)
+    assert pools and all(threads == 1 for _, threads in pools), pools

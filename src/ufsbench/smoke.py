@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import signal
 import sys
 import time
@@ -260,14 +261,21 @@ class _LoadedData:
 
 
 _WORKER: dict = {}
+#: The thread-count variables of the BLAS and OpenMP runtimes numpy and scipy may load.
+ONE_THREAD_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def _start_worker(data_dir, max_samples: int) -> None:
     """Worker set-up: the parent alone handles Ctrl-C (it terminates the workers); one BLAS
-    thread, since the workers share the cores."""
+    thread, since the workers share the cores. threadpoolctl limits only the libraries loaded
+    when it is called, and scipy loads its own OpenBLAS on first use: the environment variables
+    cover every library loaded later, the call those loaded already."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in ONE_THREAD_ENV:
+        os.environ[name] = "1"
+    import scipy.linalg  # noqa: F401 - load scipy's BLAS now, so that the limit below holds it
     from threadpoolctl import threadpool_limits
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _WORKER["limits"] = threadpool_limits(1)
     _WORKER["data"] = _LoadedData(data_dir, max_samples)
 
