@@ -310,7 +310,10 @@ class DGUFS(UFSSelector):
       enters Z only if its ||x_i|| is among the m smallest values of ||U||, so the support can
       only move towards low-norm features; on raw data DGUFS therefore selects low-norm features
       whatever the clustering (tested; planted high-variance features are not found). No
-      preprocessing is stated in the paper and the authors' code uses raw X; so do we.
+      preprocessing is stated in the paper and the authors' code uses raw X; so do we. An
+      all-zero feature is the lowest-norm row of all, so the support takes it as a zero row
+      of Y and ends with fewer than m non-zero rows: such X is refused before any computation
+      (``UnsupportedDataError``: drop the all-zero columns first).
     * S: the 0/1 kNN graph of Eq. (3) with k = 5 (``graph="knn"``). The authors' code takes S
       from its caller: ``getS.m`` (``graph="knn_self"``: the sample counts as one of its own k
       nearest, unit diagonal) or -D / max(D) (``graph="negdist"``, Euclidean D).
