@@ -13,7 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ufsbench.datasets.synthetic import make_synthetic
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
-from ufsbench.methods.kmufs import _FactoredA, _initial_basis
+from ufsbench.methods.kmufs import _FactoredA, _initial_basis, _leading_right_singular
 from ufsbench.numerics.preprocess import zscore
 
 
@@ -327,3 +327,32 @@ def test_gram_polar_fit_matches_the_svd_fit(request, data, k, h, params):
     assert gram.n_iter_ == svd.n_iter_ and gram.converged_ == svd.converged_
     np.testing.assert_allclose(gram.objective_history_, svd.objective_history_, rtol=1e-12)
     np.testing.assert_allclose(gram.U_.T @ gram.U_, np.eye(h), atol=1e-10)
+
+
+@pytest.mark.parametrize("shape, density", [((200, 400), 0.03), ((60, 150), 1.0),
+                                            ((300, 220), 1.0)])
+def test_leading_singular_subspace_from_the_gram_matches_the_svd(shape, density):
+    # Mostly-zero wide data takes the sparse Gram, dense wide data the n x n and tall data the
+    # d x d Gram. r groups of 25 equal columns plant r leading directions with a gap
+    # sigma_r / sigma_{r+1} > 1.5, so the r-subspace is well defined (its round-off sensitivity
+    # ~ eps sigma_1^2 / (sigma_r^2 - sigma_{r+1}^2) << 1e-9).
+    rng = np.random.default_rng(0)
+    n, d = shape
+    r, group = 4, 25
+    X = rng.standard_normal((n, d)) * (rng.random((n, d)) < density)
+    for j in range(r):
+        X[:, r + j * group: r + (j + 1) * group] = X[:, [j]]
+    Xs = zscore(X)
+    _, s, Vt = np.linalg.svd(Xs, full_matrices=False)
+    assert s[r - 1] > 1.5 * s[r]
+    sigma, P = _leading_right_singular(Xs, r)
+    np.testing.assert_allclose(sigma, s[:r], rtol=1e-10)
+    np.testing.assert_allclose(P.T @ P, np.eye(r), atol=1e-10)
+    Q = Vt[:r].T
+    assert np.linalg.norm(P - Q @ (Q.T @ P)) < 1e-9
+
+
+def test_leading_singular_gram_declines_a_rank_deficient_subspace():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((40, 3)) @ rng.standard_normal((3, 90))     # rank 3
+    assert _leading_right_singular(zscore(X), 5) is None
