@@ -110,3 +110,56 @@ def test_sparse_plus_offset_factor_and_structured_m_give_the_dense_answer():
     # Without a bound (Weyl from M's eigenvalues; K from the factor when M is indefinite).
     vals2, _ = smallest_eigh_shift_invert(diag, factor, M, 4)
     np.testing.assert_allclose(vals2, ref_vals, rtol=1e-9)
+
+
+@pytest.mark.parametrize("spread", [10.0, 1e6])
+def test_identity_m_as_none_matches_the_explicit_identity_and_dense_eigh(spread):
+    """M = None (the identity; syrk set-up, Cholesky) gives the eigenpairs of diag + B B^T:
+    those of the general path with M = I and of a dense eigh, with or without a given bound."""
+    diag, B, _M, _G = _problem(300, 20, False, spread, seed=6)
+    G = np.diag(diag) + B @ B.T
+    k = 4
+    ref = np.linalg.eigvalsh(G)[:k]
+    vals, vecs = smallest_eigh_shift_invert(diag, B, None, k)
+    bound_vals, _ = smallest_eigh_shift_invert(diag, B, None, k, lower_bound=diag.min())
+    eye_vals, eye_vecs = smallest_eigh_shift_invert(diag, B, np.eye(20), k)
+    np.testing.assert_allclose(vals, ref, rtol=1e-9, atol=1e-9 * np.abs(ref).max())
+    np.testing.assert_allclose(bound_vals, ref, rtol=1e-9, atol=1e-9 * np.abs(ref).max())
+    np.testing.assert_allclose(vals, eye_vals, rtol=1e-11)
+    np.testing.assert_allclose(np.abs(vecs.T @ eye_vecs), np.eye(k), atol=1e-8)
+    np.testing.assert_allclose(G @ vecs, vecs * vals, atol=1e-7 * np.abs(G).max())
+    # Warm start from the previous eigenvectors.
+    warm, _ = smallest_eigh_shift_invert(diag * 1.01, B, None, k, v0=vecs)
+    np.testing.assert_allclose(warm, np.linalg.eigvalsh(G + np.diag(diag * 0.01))[:k],
+                               rtol=1e-9)
+
+
+def test_identity_m_with_a_sparse_plus_offset_factor():
+    from ufsbench.numerics.sparse_gram import SparsePlusOffset
+
+    rng = np.random.default_rng(7)
+    n, d = 50, 300
+    X = (rng.poisson(2.0, size=(n, d)) * (rng.random((n, d)) < 0.04)).astype(float)
+    X = X[:, X.std(axis=0) > 0]
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    factor = SparsePlusOffset.from_median(X)
+    assert factor is not None
+    diag = np.exp(rng.uniform(0, np.log(1e3), X.shape[1]))
+    vals, vecs = smallest_eigh_shift_invert(diag, factor, None, 3)
+    ref_vals, ref_vecs = np.linalg.eigh(np.diag(diag) + X.T @ X)
+    np.testing.assert_allclose(vals, ref_vals[:3], rtol=1e-9)
+    np.testing.assert_allclose(np.abs(vecs.T @ ref_vecs[:, :3]), np.eye(3), atol=1e-8)
+
+
+def test_identity_m_lanczos_failure_falls_back_to_the_dense_eigenpairs(monkeypatch):
+    diag, B, _M, _G = _problem(300, 20, False, 1e4, seed=3)
+    _lanczos_fails(monkeypatch)
+    with pytest.warns(RuntimeWarning, match="dense eigendecomposition"):
+        vals, _ = smallest_eigh_shift_invert(diag, B, None, 5)
+    np.testing.assert_allclose(vals, np.linalg.eigvalsh(np.diag(diag) + B @ B.T)[:5], rtol=1e-9)
+
+
+def test_identity_m_refuses_apply_m():
+    diag, B, _M, _G = _problem(50, 5, False, 10.0)
+    with pytest.raises(ValueError, match="apply_m needs M"):
+        smallest_eigh_shift_invert(diag, B, None, 2, apply_m=lambda Y: Y)

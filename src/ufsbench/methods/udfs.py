@@ -134,8 +134,10 @@ class UDFS(UFSSelector):
     Fast path (``solver="lowrank"``; chosen by ``"auto"`` when d > n): M = B B^T with
     B = X^T R and L_loc = R R^T (R from one n x n eigendecomposition), so the d x d matrix is never
     formed; the bottom-c eigenvectors of gamma D + B B^T come from Lanczos on its inverse applied
-    by the Woodbury identity, O(d n) per product (``ufsbench.numerics.lowrank_eig``), warm-started
-    from the previous W. ``solver="dense"`` forms M and P (d x d) as the public code does.
+    by the Woodbury identity, O(d n) per product (``ufsbench.numerics.lowrank_eig`` with M = I:
+    its set-up B^T (gamma D - sI)^{-1} B by syrk and a Cholesky factorisation, O(d n^2 / 2) per
+    iteration), warm-started from the previous W. ``solver="dense"`` forms M and P (d x d) as the
+    public code does.
     M (or B) and the first step (a full eigendecomposition) depend on (X, k, lam, c) only and are
     read from the disk cache (:func:`first_step`, ``ufsbench.cache``) across a gamma sweep.
 
@@ -280,7 +282,6 @@ class UDFS(UFSSelector):
         if self.gamma > 0:
             weights = l21_reweight(np.sqrt(sq)[:, None], eps=self.eps)
             history = []
-            eye = None if solver == "dense" else np.eye(factor.shape[1])
             for _ in range(self.max_iter):
                 diag = self.gamma * weights
                 if solver == "dense":
@@ -291,7 +292,7 @@ class UDFS(UFSSelector):
                 else:
                     # gamma D + B B^T: positive diagonal plus a PSD low-rank term, so min(diag)
                     # bounds its spectrum from below (the shift of the inverse iteration).
-                    _, W = smallest_eigh_shift_invert(diag, factor, eye, c, v0=W,
+                    _, W = smallest_eigh_shift_invert(diag, factor, None, c, v0=W,
                                                       lower_bound=float(diag.min()))
                 if solver == "dense":
                     quad = float(np.sum(W * (factor @ W)))            # Tr(W^T M W)

@@ -26,6 +26,9 @@ The caller may also pass ``apply_m`` (Y -> M Y) when M is cheaper to apply than 
 matrix (a sparse graph Laplacian minus a cluster indicator's projection): the set-up's K M is
 then (M K)^T (K and M symmetric), O(r nnz(M)) instead of O(r^3), and every Lanczos step saves
 a dense product with M.
+M = None stands for M = I (G = diag(a) + B B^T, e.g. UDFS's gamma D + X^T L X): the set-up's
+B^T A^{-1} B is then a symmetric rank-r update C^T C (C = A^{-1/2} B, BLAS syrk, half a general
+product's flops), I + C^T C is factored by Cholesky instead of LU, and no product with M is formed.
 """
 
 from __future__ import annotations
@@ -66,7 +69,7 @@ def lowrank_min_eigenvalue_bound(diag: np.ndarray, B: np.ndarray | None, M: np.n
 
 
 def smallest_eigh_shift_invert(diag: np.ndarray, B: np.ndarray | SparsePlusOffset,
-                               M: np.ndarray, k: int, v0: np.ndarray | None = None,
+                               M: np.ndarray | None, k: int, v0: np.ndarray | None = None,
                                K: np.ndarray | None = None, lower_bound: float | None = None,
                                tol: float = 1e-12,
                                apply_m: Callable[[np.ndarray], np.ndarray] | None = None,
@@ -74,8 +77,9 @@ def smallest_eigh_shift_invert(diag: np.ndarray, B: np.ndarray | SparsePlusOffse
     """The k smallest eigenpairs (ascending) of G = diag(diag) + B M B^T, G never formed.
 
     diag (d,), B (d, r) or a :class:`SparsePlusOffset` X (r, d) standing for B = X^T, M (r, r)
-    symmetric (any sign), k < d. ``v0`` (d, k), e.g. the previous iterate's eigenvectors,
-    warm-starts Lanczos (the sum of its columns is the start vector). ``K = B^T B`` may be passed
+    symmetric (any sign) or None for the identity (see the module docstring), k < d. ``v0``
+    (d, k), e.g. the previous iterate's eigenvectors, warm-starts Lanczos (the sum of its columns
+    is the start vector). ``K = B^T B`` may be passed
     when it is reused across calls (only used when M is indefinite). ``lower_bound`` <=
     lambda_min(G), when the caller knows one (e.g. min(diag) for a PSD M), saves the O(r^3)
     eigenvalues of M used to derive it. ``apply_m`` returns M Y for Y of shape (r,) or (r, m),
@@ -86,6 +90,10 @@ def smallest_eigh_shift_invert(diag: np.ndarray, B: np.ndarray | SparsePlusOffse
     diag = np.asarray(diag, dtype=float)
     d = diag.shape[0]
     r = B.shape[0] if isinstance(B, SparsePlusOffset) else B.shape[1]
+    if M is None:
+        if apply_m is not None:
+            raise ValueError("apply_m needs M (M = None stands for the identity)")
+        return _smallest_identity_m(diag, B, k, v0, lower_bound, tol)
     # With apply_m, M is only read for the scale of the shift's margin (and, without
     # lower_bound, for its smallest eigenvalue, from one triangle): no symmetrised copy.
     Msym = sym(np.asarray(M, dtype=float)) if apply_m is None else np.asarray(M, dtype=float)
@@ -145,6 +153,68 @@ def smallest_eigh_shift_invert(diag: np.ndarray, B: np.ndarray | SparsePlusOffse
 _Product = Callable[[np.ndarray], np.ndarray]
 
 
+def _lanczos_start(v0: np.ndarray | None, d: int) -> np.ndarray | None:
+    """The Lanczos start vector from a warm start v0 (d, k): the sum of its columns."""
+    if v0 is None:
+        return None
+    start = np.asarray(v0, dtype=float).reshape(d, -1).sum(axis=1)
+    return start if np.any(start) else None
+
+
+def _smallest_identity_m(diag: np.ndarray, B: np.ndarray | SparsePlusOffset, k: int,
+                         v0: np.ndarray | None, lower_bound: float | None, tol: float
+                         ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`smallest_eigh_shift_invert` for M = I: G = diag(a) + B B^T.
+
+    The same shift as for an explicit M = I (Weyl: min(a), B B^T being PSD; margin scale
+    max(max|a|, ||B||_F^2)); B^T A^{-1} B by syrk, I + B^T A^{-1} B by Cholesky.
+    """
+    d = diag.shape[0]
+    bound = float(np.min(diag)) if lower_bound is None else float(lower_bound)
+    b_sq = B.sq_norm if isinstance(B, SparsePlusOffset) else float(np.sum(B * B))
+    scale = max(float(np.max(np.abs(diag))), b_sq, 1e-300)
+    shift = bound - 1e-10 * scale - 1e-300
+    inv_a = 1.0 / (diag - shift)                              # A^{-1}, A > 0
+    if isinstance(B, SparsePlusOffset):
+        inner, b_t_inv_a, inv_a_b, b_t = _offset_parts(B, diag - shift, inv_a)
+    else:
+        inner, b_t_inv_a, inv_a_b, b_t = _dense_identity_parts(B, inv_a)
+    inner[np.diag_indices(inner.shape[0])] += 1.0             # I + B^T A^{-1} B, SPD
+    chol = sla.cho_factor(inner, lower=False, overwrite_a=True, check_finite=False)
+
+    def apply_t(v):
+        v = np.asarray(v, dtype=float).reshape(d, -1)
+        z = sla.cho_solve(chol, b_t_inv_a(v), overwrite_b=True, check_finite=False)
+        out = inv_a[:, None] * v - inv_a_b(z)
+        return out if out.shape[1] > 1 else out[:, 0]
+
+    op = LinearOperator((d, d), matvec=apply_t, matmat=apply_t, dtype=float)
+    try:
+        _, vecs = seeded_eigsh(op, k=k, which="LA", v0=_lanczos_start(v0, d), tol=tol,
+                               ncv=min(d, max(2 * k + 1, 20)))
+    except ArpackNoConvergence as failure:
+        dense_b = B.toarray().T if isinstance(B, SparsePlusOffset) else B
+        return _dense_fallback(diag, dense_b, None, k, failure)
+    # Rayleigh-Ritz on G: orthonormalise, then diagonalise the k x k projection.
+    Q, _ = np.linalg.qr(vecs)
+    BQ = b_t(Q)
+    H = sym(Q.T @ (diag[:, None] * Q) + BQ.T @ BQ)
+    vals, rot = np.linalg.eigh(H)
+    return vals, Q @ rot
+
+
+def _dense_identity_parts(B: np.ndarray, inv_a: np.ndarray
+                          ) -> tuple[np.ndarray, _Product, _Product, _Product]:
+    """:func:`_dense_parts` with B^T A^{-1} B = C^T C, C = A^{-1/2} B, by syrk (its upper
+    triangle only: the lower one is left as zeros) and the products through C."""
+    root = np.sqrt(inv_a)
+    C = B * root[:, None]                                     # A^{-1/2} B, (d, r), C order
+    # C^T is Fortran-ordered (r, d): syrk with trans=0 reads it without a copy.
+    KA = sla.blas.dsyrk(1.0, C.T, trans=0, lower=0)
+    return (KA, lambda v: C.T @ (root[:, None] * v), lambda y: root[:, None] * (C @ y),
+            lambda Q: B.T @ Q)
+
+
 def _dense_parts(B: np.ndarray, inv_a: np.ndarray
                  ) -> tuple[np.ndarray, _Product, _Product, _Product]:
     """B^T A^{-1} B and the maps v -> B^T A^{-1} v, y -> A^{-1} B y, Q -> B^T Q for a dense B."""
@@ -159,7 +229,7 @@ def _offset_parts(X: SparsePlusOffset, a: np.ndarray, inv_a: np.ndarray
             lambda y: inv_a[:, None] * X.tdot(y), X.dot)
 
 
-def _dense_fallback(diag: np.ndarray, B: np.ndarray, Msym: np.ndarray, k: int,
+def _dense_fallback(diag: np.ndarray, B: np.ndarray, Msym: np.ndarray | None, k: int,
                     failure: ArpackNoConvergence) -> tuple[np.ndarray, np.ndarray]:
     """The k smallest eigenpairs of G formed densely, after Lanczos failed to converge.
 
@@ -178,6 +248,6 @@ def _dense_fallback(diag: np.ndarray, B: np.ndarray, Msym: np.ndarray, k: int,
             f"an extreme ratio of the method's weights, so try a less extreme setting") from failure
     warnings.warn(f"Lanczos did not converge for the {k} smallest eigenpairs (d = {d}); "
                   f"used a dense eigendecomposition instead", RuntimeWarning, stacklevel=3)
-    G = B @ Msym @ B.T
+    G = B @ B.T if Msym is None else B @ Msym @ B.T             # Msym None: M = I
     G[np.diag_indices(d)] += diag
     return eigh_smallest(G, k)
