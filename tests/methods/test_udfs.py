@@ -92,6 +92,26 @@ def test_lowrank_path_matches_dense_when_d_exceeds_n():
     assert np.allclose(dense.objective_history_, fast.objective_history_, rtol=1e-9)
 
 
+def test_lowrank_factor_from_the_nonzero_entries_of_a_mostly_zero_x(monkeypatch):
+    """At most SPARSE_PRODUCT_DENSITY non-zero entries: the factor X^T R is formed by
+    scipy.sparse, the same first step (up to round-off) as by the dense product."""
+    import ufsbench.methods.udfs as udfs_module
+
+    rng = np.random.default_rng(5)
+    X = rng.poisson(3.0, size=(150, 700)) * (rng.random((150, 700)) < 0.015)
+    X = X[:, X.any(axis=0)].astype(float)
+    assert np.count_nonzero(X) <= udfs_module.SPARSE_PRODUCT_DENSITY * X.size
+    L = udfs_module.local_discriminant_matrix(X, 5, 1.0)
+    sparse_step = udfs_module.first_step_from(X, L, solver="lowrank", n_clusters=3)
+    monkeypatch.setattr(udfs_module, "SPARSE_PRODUCT_DENSITY", -1.0)   # the dense product
+    dense_step = udfs_module.first_step_from(X, L, solver="lowrank", n_clusters=3)
+    assert isinstance(sparse_step[0], np.ndarray)
+    scale = np.abs(dense_step[0]).max()
+    np.testing.assert_allclose(sparse_step[0], dense_step[0], rtol=0, atol=1e-12 * scale)
+    np.testing.assert_allclose(sparse_step[1], dense_step[1], rtol=1e-9, atol=1e-14)
+    np.testing.assert_allclose(sparse_step[2], dense_step[2], rtol=1e-9, atol=1e-14)
+
+
 def test_rotation_averaged_first_step():
     rng = np.random.default_rng(2)
     d, c = 10, 2
