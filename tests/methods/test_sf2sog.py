@@ -217,6 +217,27 @@ def test_gram_operator_largest_eigenvalue_by_lanczos_on_many_samples():
         assert _GramTraceOperator(B).largest_eigenvalue() == pytest.approx(expected, rel=1e-13)
 
 
+
+def test_gram_operator_largest_eigenvalue_through_sparse_factors():
+    """With B = diag(s) Phi^T X for a mostly-zero X, Lanczos runs on diag(s) Phi^T X X^T Phi
+    diag(s) through X's non-zeros: the value of the formed B B^T to round-off."""
+    from ufsbench.methods.sf2sog import LANCZOS_MIN_SIZE
+    from ufsbench.numerics.sparse_gram import SparsePlusOffset
+    rng = np.random.default_rng(5)
+    n, d = LANCZOS_MIN_SIZE, 800
+    X = zscore(rng.standard_normal((n, d)) * (rng.random((n, d)) < 0.02))
+    Xs = SparsePlusOffset.from_median(X)
+    assert Xs is not None
+    Phi = np.linalg.qr(rng.standard_normal((n, n)))[0]
+    s = np.sqrt(rng.uniform(0.0, 1.0, n))
+    B = s[:, None] * (Phi.T @ X)
+    expected = np.linalg.eigvalsh(B @ B.T)[-1]
+    op = _GramTraceOperator(B, (s, Phi, Xs))
+    assert op.largest_eigenvalue() == pytest.approx(expected, rel=1e-13)
+    # The operator is used, not the formed matrix: a wrong factor changes the value.
+    wrong = _GramTraceOperator(B, (np.sqrt(2.0) * s, Phi, Xs))
+    assert wrong.largest_eigenvalue() == pytest.approx(2 * expected, rel=1e-13)
+
 def test_factored_fit_forms_no_d_by_d_array():
     """At d = 4000, n = 50 one d x d float64 array is 128 MB; the fit stays far below."""
     rng = np.random.default_rng(0)
