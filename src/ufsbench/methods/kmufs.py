@@ -27,7 +27,9 @@ def _leading_right_singular(Xs: np.ndarray, r: int) -> tuple[np.ndarray, np.ndar
     sparse-plus-offset split of ``numerics.sparse_gram``), P_r = Xs^T U_r diag(w)^{-1/2};
     n > d: those of Xs^T Xs (d x d) are (sigma^2, P_r) directly. Only span(P_h) and
     A = P_k Sigma_k^2 P_k^T enter the ADMM, which is equivariant under V0 -> V0 R for orthogonal R,
-    so the selection depends on the subspace, equal to the SVD's up to round-off.
+    so the selection depends on the subspace. Its round-off error is ~eps sigma_1^2 /
+    (sigma_r^2 - sigma_{r+1}^2), that of the SVD's times sigma_1 / (sigma_r + sigma_{r+1})
+    (basehock, r = 100: 1.3e-13 from the SVD's subspace).
     """
     n, d = Xs.shape
     if n <= d:
