@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
@@ -153,3 +154,27 @@ def test_stop_test_and_cap(data):
         capped = make_selector("rsfs", max_iter=3, **kw).fit(data.X)
     assert not capped.converged_ and capped.n_iter_ == 3
 
+
+
+def test_large_n_takes_the_spectral_start_from_lanczos_on_the_sparse_laplacian(monkeypatch):
+    # From graphs.SPARSE_MIN_SAMPLES samples on, the c smallest eigenvectors of L come from
+    # Lanczos on the sparse L instead of a dense n x n eigh; the start is the K-means labels of
+    # their rows, so the fit is the dense start's.
+    from ufsbench.methods import rsfs as module
+    from ufsbench.numerics import graphs
+
+    X = np.random.default_rng(3).normal(size=(240, 30))
+    X[:80, :4] += 4.0
+    X[80:160, 4:8] += 4.0
+    kw = dict(n_clusters=3, random_state=0, max_iter=5)
+    dense = make_selector("rsfs", **kw).fit(X)
+    inputs = []
+    real = module.spectral_soft_indicator
+    monkeypatch.setattr(module, "spectral_soft_indicator",
+                        lambda L, *args: inputs.append(L) or real(L, *args))
+    monkeypatch.setattr(graphs, "SPARSE_MIN_SAMPLES", 200)
+    lanczos = make_selector("rsfs", **kw).fit(X)
+    assert len(inputs) == 1 and sp.issparse(inputs[0])
+    assert np.array_equal(lanczos.support_, dense.support_)
+    np.testing.assert_allclose(lanczos.scores_, dense.scores_, rtol=1e-9,
+                               atol=1e-12 * dense.scores_.max())
