@@ -61,7 +61,8 @@ def parse_args(argv):
     parser.add_argument("--probe", type=int, default=0, metavar="K",
                         help="with --plan: first run K pending settings of every (data set, "
                              "method) with the code as it is now and estimate from those "
-                             "(their results are kept in the store)")
+                             "(their results are kept in the store); from K = 2 on the first "
+                             "(cold-cache) fit is counted once per grid, the others for the rest")
     parser.add_argument("--kmeans-init", default="random", choices=list(KMEANS_INITS),
                         help="the evaluation's K-means starts (default random, our protocol); "
                              "k-means++ is a sensitivity run and needs another --out-dir")
