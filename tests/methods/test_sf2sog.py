@@ -117,6 +117,20 @@ def test_small_gamma_graph_is_nearest_neighbour_in_embedding(data):
     assert np.array_equal(np.argmax(sel.G_, axis=1), np.argmin(D, axis=1))
 
 
+@pytest.mark.parametrize("gamma", [1e-3, 1.0, 1e3])
+def test_g_step_equals_the_projection_of_whole_off_diagonal_rows(data, gamma):
+    """The windowed projection with the diagonal at -inf gives G bit for bit as the simplex
+    projection of each row's n - 1 off-diagonal entries sorted whole."""
+    from ufsbench.numerics import project_simplex_rows, squared_distances
+    sel = SF2SOG(n_features_to_select=6, n_clusters=3, gamma=gamma, max_iter=2).fit(data.X)
+    n = sel.S_.shape[0]
+    off = ~np.eye(n, dtype=bool)
+    V = sel.S_ - squared_distances(sel.Y_) / (4.0 * gamma)
+    whole = np.zeros((n, n))
+    whole[off] = project_simplex_rows(V[off].reshape(n, n - 1)).ravel()
+    np.testing.assert_array_equal(sel._g_step(sel.Y_, sel.S_), whole)
+
+
 @pytest.mark.parametrize("h", [6, 10])
 def test_planted_features_selected(data, h):
     sel = SF2SOG(n_features_to_select=h, n_clusters=3).fit(data.X)

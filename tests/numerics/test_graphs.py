@@ -39,6 +39,30 @@ def test_knn_search_equals_dense_cdist_neighbours(name):
     np.testing.assert_array_equal(dist, np.take_along_axis(D, idx, axis=1))   # bitwise cdist
 
 
+@pytest.mark.parametrize("name", list(_datasets()))
+@pytest.mark.parametrize("k", [1, 5, 40])
+def test_knn_indices_are_the_first_k_of_a_stable_sort(name, k):
+    """The partitioned search keeps the full sort's indices, ties by index included: on rounded
+    data and duplicated samples ties cross the candidate cut and those rows are sorted whole."""
+    X = _datasets()[name]
+    D = cdist(X, X, metric="sqeuclidean")
+    full = D.copy()
+    np.fill_diagonal(full, np.inf)
+    expected = np.argsort(full, axis=1, kind="stable")[:, :k]
+    np.testing.assert_array_equal(knn_indices(D, k), expected)
+
+
+def test_knn_indices_resolve_ties_across_the_candidate_cut():
+    # Integer distances: every row has dozens of entries equal to its k-th smallest.
+    D = np.random.default_rng(1).integers(0, 4, size=(120, 120)).astype(float)
+    D = D + D.T
+    full = D.copy()
+    np.fill_diagonal(full, np.inf)
+    for k in (3, 10):
+        np.testing.assert_array_equal(knn_indices(D, k),
+                                      np.argsort(full, axis=1, kind="stable")[:, :k])
+
+
 def test_knn_search_falls_back_when_candidates_are_not_enough():
     # All samples equidistant from sample 0's neighbourhood boundary: extra=0 leaves no margin,
     # so rows must be redone exactly and still match the dense answer.

@@ -20,7 +20,6 @@ from ufsbench.numerics import (
     l20_project,
     laplacian,
     orthonormal_polar,
-    project_simplex_rows,
     ranking_from_scores,
     row_norms,
     squared_distances,
@@ -30,6 +29,7 @@ from ufsbench.numerics import (
 from ufsbench.numerics.adaptive_neighbors import adaptive_neighbor_graph
 from ufsbench.numerics.linalg import seeded_eigsh
 from ufsbench.numerics.preprocess import center_unit_norm, zscore
+from ufsbench.numerics.simplex import project_simplex_rows_sparse
 from ufsbench.numerics.sparse_gram import SparsePlusOffset
 
 PREPROCESS = ("zscore", "center_unit", "none")
@@ -367,13 +367,16 @@ class SF2SOG(UFSSelector):
                 + self.gamma * float(np.sum((G - S) ** 2)))
 
     def _g_step(self, Y, S):
-        """Rows of G: simplex projections of s_i - e_i / (4 gamma), diagonal excluded (BL11 step 3)."""
-        n = S.shape[0]
-        off = ~np.eye(n, dtype=bool)
+        """Rows of G: simplex projections of s_i - e_i / (4 gamma), diagonal excluded (BL11 step 3).
+
+        The diagonal is excluded as -inf (never among a row's largest entries, projected to 0),
+        and each row's projection sorts only its largest entries (``project_simplex_rows_sparse``;
+        rows keep tens of non-zeros): the same operations on the same values as a sort of the
+        n - 1 off-diagonal entries, so the same bits, at O(n) a row instead of O(n log n).
+        """
         V = S - squared_distances(Y) / (4.0 * self.gamma)
-        G = np.zeros((n, n))
-        G[off] = project_simplex_rows(V[off].reshape(n, n - 1)).ravel()
-        return G
+        np.fill_diagonal(V, -np.inf)
+        return project_simplex_rows_sparse(V)
 
     def _w_step_matrix(self, Xc, L, factored: bool, Xs: SparsePlusOffset | None = None):
         """The BL11 W-step matrix M = lam X^T L (L + lam I)^{-1} X and the Y-step W -> Y.
