@@ -362,8 +362,9 @@ class SF2SOG(UFSSelector):
         self.solver = solver
         self.memory = memory
 
-    def _objective(self, Xc, W, Y, G, S):
-        L = laplacian(sym(G))
+    def _objective(self, Xc, W, Y, G, S, L=None):
+        """The BL11 objective; ``L``: the Laplacian of sym(G) where the caller has it."""
+        L = laplacian(sym(G)) if L is None else L
         return (float(np.einsum("ij,ij->", Y, L @ Y))
                 + self.lam * float(np.sum((Xc @ W - Y) ** 2))
                 + self.gamma * float(np.sum((G - S) ** 2)))
@@ -391,7 +392,9 @@ class SF2SOG(UFSSelector):
         """
         lam = self.lam
         if not factored:
-            R = sla.solve(L + lam * np.eye(L.shape[0]), Xc, assume_a="pos")  # (L + lam I)^{-1} X
+            A = L.copy()
+            A[np.diag_indices_from(A)] += lam
+            R = sla.solve(A, Xc, assume_a="pos", overwrite_a=True)        # (L + lam I)^{-1} X
             return sym(lam * (Xc.T @ (L @ R))), lambda W: lam * (R @ W)
         ell, Phi = np.linalg.eigh(L)
         ell = np.clip(ell, 0.0, None)
@@ -420,15 +423,17 @@ class SF2SOG(UFSSelector):
         Xs = (SparsePlusOffset.from_median(Xc) if factored and n >= LANCZOS_MIN_SIZE
               else None)
         G = S.copy()
+        L = laplacian(sym(G))            # L_G, formed once per G: the objective's and the W-step's
         W = rows = None
         history, supports, stable, converged = [], [], 0, False
         for _ in range(int(self.max_iter)):
-            M, y_step = self._w_step_matrix(Xc, laplacian(sym(G)), factored, Xs)
+            M, y_step = self._w_step_matrix(Xc, L, factored, Xs)
             W, rows, _ = l20_orthogonal_trace_min(M, h, m, W0=W, rows0=rows,
                                                   max_inner=int(self.max_inner))
             Y = y_step(W)                                                 # BL11 Y-step
             G = self._g_step(Y, S)                                        # BL11 G-step
-            history.append(self._objective(Xc, W, Y, G, S))
+            L = laplacian(sym(G))
+            history.append(self._objective(Xc, W, Y, G, S, L))
             support = tuple(rows)
             stable = stable + 1 if supports and support == supports[-1] else 0
             supports.append(support)

@@ -192,7 +192,9 @@ def laplacian(S: np.ndarray, normalized: bool = False) -> np.ndarray:
         return _sparse_laplacian(sp.csr_matrix(S, dtype=float), normalized)
     degree = S.sum(axis=1)
     if not normalized:
-        return np.diag(degree) - S
+        L = np.negative(S)                       # D - S in one pass over S: the same values
+        L[np.diag_indices_from(L)] += degree
+        return L
     inv_sqrt = np.zeros_like(degree)
     positive = degree > 0
     inv_sqrt[positive] = 1.0 / np.sqrt(degree[positive])
