@@ -4,6 +4,7 @@ import pytest
 from ufsbench.numerics.adaptive_neighbors import (
     adaptive_affinity,
     adaptive_neighbor_graph,
+    adaptive_neighbor_graph_of_samples,
     adaptive_weights,
 )
 from ufsbench.numerics.graphs import squared_distances
@@ -55,3 +56,19 @@ def test_affinity_is_the_symmetrised_graph_on_both_neighbour_searches(X):
     np.testing.assert_allclose(dense, 0.5 * (A + A.T), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(adaptive_affinity(X, 5, large=True).toarray(), dense,
                                rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.parametrize("k", [1, 5])
+def test_graph_of_samples_is_the_graph_of_their_distances(X, k):
+    """Bit for bit on both searches: the dense one is the n x n form's, and the blockwise one
+    (large n) returns cdist's distances, which squared_distances also takes below
+    GRAM_FORM_MIN_FEATURES features (d = 60 here), with the same ties by index."""
+    S = adaptive_neighbor_graph(squared_distances(X), k)
+    np.testing.assert_array_equal(adaptive_neighbor_graph_of_samples(X, k, large=False), S)
+    np.testing.assert_array_equal(adaptive_neighbor_graph_of_samples(X, k, large=True), S)
+
+
+def test_graph_of_samples_takes_every_other_sample_when_k_reaches_n():
+    Z = np.array([[0.0], [1.0], [3.0]])
+    np.testing.assert_array_equal(adaptive_neighbor_graph_of_samples(Z, 5),
+                                  adaptive_neighbor_graph(squared_distances(Z), 5))

@@ -26,7 +26,7 @@ from ufsbench.numerics import (
     sym,
     top_rows,
 )
-from ufsbench.numerics.adaptive_neighbors import adaptive_neighbor_graph
+from ufsbench.numerics.adaptive_neighbors import adaptive_neighbor_graph_of_samples
 from ufsbench.numerics.linalg import seeded_eigsh
 from ufsbench.numerics.preprocess import center_unit_norm, zscore
 from ufsbench.numerics.simplex import project_simplex_rows_sparse
@@ -132,8 +132,10 @@ def _as_operator(M):
 
 def initial_graph(Xp: np.ndarray, k: int) -> np.ndarray:
     """The adaptive-neighbour graph of the preprocessed data: depends on (Xp, k) only, so a grid
-    sweep reads it from the disk cache (ufsbench.cache)."""
-    return adaptive_neighbor_graph(squared_distances(Xp), k)
+    sweep reads it from the disk cache (ufsbench.cache). From ``SPARSE_MIN_SAMPLES`` samples on
+    its neighbours come from the blockwise search, not an n x n distance matrix
+    (:func:`~ufsbench.numerics.adaptive_neighbors.adaptive_neighbor_graph_of_samples`)."""
+    return adaptive_neighbor_graph_of_samples(Xp, k)
 
 
 def _preprocess(X: np.ndarray, how: str) -> np.ndarray:

@@ -9,8 +9,9 @@ s_i has exactly k non-zeros; the closed form (KDD 2014, Eq. (17)-(20); SOGFS Eq.
 
 with d_ij the squared Euclidean distances sorted ascending per row (the sample itself excluded).
 :func:`adaptive_weights` is that formula, once; :func:`adaptive_neighbor_graph` applies it to
-an n x n distance matrix (row-stochastic, not symmetric), :func:`adaptive_affinity` to the
-samples themselves ((A + A^T) / 2, sparse, no n x n matrix on large n).
+an n x n distance matrix (row-stochastic, not symmetric),
+:func:`adaptive_neighbor_graph_of_samples` to the samples themselves (the same graph without
+the n x n distances on large n) and :func:`adaptive_affinity` too ((A + A^T) / 2, sparse).
 Import them by their module path (``from ufsbench.numerics.adaptive_neighbors import ...``).
 """
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ufsbench.numerics.graphs import knn_indices, nearest_neighbors
+from ufsbench.numerics.graphs import knn_indices, nearest_neighbors, squared_distances
 
 
 def adaptive_weights(dist: np.ndarray, k: int) -> np.ndarray:
@@ -66,6 +67,31 @@ def adaptive_neighbor_graph(distances: np.ndarray, k: int) -> np.ndarray:
     return S
 
 
+def adaptive_neighbor_graph_of_samples(X: np.ndarray, k: int,
+                                       large: bool | None = None) -> np.ndarray:
+    """``adaptive_neighbor_graph(squared_distances(X), k)`` (row-stochastic, n x n) without the
+    n x n distance matrix where the samples are many.
+
+    Neighbours and distances come from :func:`ufsbench.numerics.graphs.nearest_neighbors`:
+    below ``SPARSE_MIN_SAMPLES`` samples its dense path, the same bits as the n x n form; from
+    there on its blockwise search (cdist's distances, the same as ``squared_distances`` below
+    ``GRAM_FORM_MIN_FEATURES`` features). With k >= n - 1 the n x n form is used.
+    """
+    n = X.shape[0]
+    if k + 1 > n - 1:
+        return adaptive_neighbor_graph(squared_distances(X), k)
+    idx, weights = _adaptive_rows(X, k, large)
+    S = np.zeros((n, n))
+    S[np.arange(n)[:, None], idx] = weights
+    return S
+
+
+def _adaptive_rows(X: np.ndarray, k: int, large: bool | None) -> tuple[np.ndarray, np.ndarray]:
+    """(neighbours (n, k), their closed-form weights (n, k)) of every sample; k + 1 <= n - 1."""
+    idx, dist = nearest_neighbors(X, k + 1, large=large)
+    return idx[:, :k], adaptive_weights(dist, k)
+
+
 def adaptive_affinity(X: np.ndarray, k: int = 5, large: bool | None = None) -> sp.csr_matrix:
     """(A + A^T) / 2 of the adaptive-neighbour graph A on the rows of X, as a CSR matrix.
 
@@ -75,7 +101,7 @@ def adaptive_affinity(X: np.ndarray, k: int = 5, large: bool | None = None) -> s
     k + 1 <= n - 1.
     """
     n = X.shape[0]
-    idx, dist = nearest_neighbors(X, k + 1, large=large)
-    A = sp.csr_matrix((adaptive_weights(dist, k).ravel(),
-                       (np.repeat(np.arange(n), k), idx[:, :k].ravel())), shape=(n, n))
+    idx, weights = _adaptive_rows(X, k, large)
+    A = sp.csr_matrix((weights.ravel(), (np.repeat(np.arange(n), k), idx.ravel())),
+                      shape=(n, n))
     return sp.csr_matrix(0.5 * (A + A.T))
