@@ -8,7 +8,6 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from scipy import linalg as sla
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -27,6 +26,7 @@ from ufsbench.numerics import (
     top_rows,
 )
 from ufsbench.numerics.adaptive_neighbors import adaptive_neighbor_graph_of_samples
+from ufsbench.numerics.gram_solve import cholesky_solve
 from ufsbench.numerics.linalg import seeded_eigsh
 from ufsbench.numerics.preprocess import center_unit_norm, zscore
 from ufsbench.numerics.simplex import project_simplex_rows_sparse
@@ -396,7 +396,7 @@ class SF2SOG(UFSSelector):
         if not factored:
             A = L.copy()
             A[np.diag_indices_from(A)] += lam
-            R = sla.solve(A, Xc, assume_a="pos", overwrite_a=True)        # (L + lam I)^{-1} X
+            R = cholesky_solve(A, Xc)                                     # (L + lam I)^{-1} X
             return sym(lam * (Xc.T @ (L @ R))), lambda W: lam * (R @ W)
         ell, Phi = np.linalg.eigh(L)
         ell = np.clip(ell, 0.0, None)
