@@ -40,7 +40,7 @@ class DefaultFit:
 
 
 class ScalingUSPS:
-    params = [["dgufs", "sogfs"], [1000, 2000, 4000]]
+    params = [["dgufs", "sogfs", "sf2sog"], [1000, 2000, 4000]]
     param_names = ["method", "n"]
     timeout = 1800.0
 
