@@ -5,8 +5,9 @@ Skipped (asv: ``n/a``) when ``$UFSBENCH_DATA`` is not set or the data set's file
 * ``DefaultFit``: every registered method's default fit (typical setting, 100 features, the data
   set's class count, ``random_state=0``) on three paper data sets: jaffe (213 x 676), coil20
   (1440 x 1024) and prostate_ge (102 x 5966); ``track_n_iter`` is the iterations it ran.
-* ``ScalingUSPS``: DGUFS and SOGFS on seeded subsets of USPS (n = 1000, 2000, 4000 of 9298,
-  d = 256): their cost in n on real data. DGUFS's dense n x n ADMM takes minutes at n = 4000.
+* ``ScalingUSPS``: DGUFS, SOGFS and SF2SOG on seeded subsets of USPS (n = 1000, 2000, 4000 of
+  9298, d = 256): their cost in n on real data. DGUFS's dense n x n ADMM takes minutes at
+  n = 4000.
 
 ``benchmarks/bench_default_fits.py`` prints the whole table (every method on every paper data
 set with n <= 2000, CPU seconds, iterations, convergence) in one run.
