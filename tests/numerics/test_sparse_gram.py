@@ -1,9 +1,12 @@
 """Products with mostly-zero data (ufsbench.numerics.sparse_gram): the column-split form of
-Z Z^T, Z = diag(s) X R^{-1/2}, and X = E + 1 z^T (sparse part plus offset row)."""
+Z Z^T, Z = diag(s) X R^{-1/2}, X = E + 1 z^T (sparse part plus offset row), and the blocked
+sparse times dense product."""
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
+from ufsbench.numerics import sparse_gram
 from ufsbench.numerics.gram_solve import solve_gram_plus_diag
 from ufsbench.numerics.sparse_gram import SparseOuterGram, SparsePlusOffset, sparse_outer_gram
 
@@ -205,3 +208,17 @@ def test_mean_and_median_offsets_describe_the_same_matrix():
     np.testing.assert_allclose(by_mean.outer(reg), by_median.outer(reg), rtol=1e-12,
                                atol=1e-12 * np.abs(by_mean.outer(reg)).max())
     np.testing.assert_allclose(by_mean.toarray(), X, rtol=0, atol=1e-14 * np.abs(X).max())
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("shape", [(3000, 700), (700, 3000), (50, 40)])
+def test_the_blocked_sparse_product_is_scipys_bit_for_bit(fmt, shape, monkeypatch):
+    rng = np.random.default_rng(3)
+    A = sp.random(400, shape[0], density=0.02, format=fmt, random_state=4)
+    B = rng.standard_normal(shape)
+    monkeypatch.setattr(sparse_gram, "PRODUCT_BLOCKING_MIN_BYTES", 1024)
+    monkeypatch.setattr(sparse_gram, "PRODUCT_BLOCK_BYTES", 8 * 1024)
+    for operand in (B, np.asfortranarray(B), B[:, ::2]):
+        out = sparse_gram.sparse_dense_product(A, operand)
+        assert np.array_equal(out, A @ operand)
+    assert np.array_equal(sparse_gram.sparse_dense_product(A, B[:, 0]), A @ B[:, 0])

@@ -29,6 +29,7 @@ from ufsbench.numerics.graphs import connected_component_labels, gram_squared_di
 from ufsbench.numerics.laplacian_eig import canonical_null_space_vectors, component_smallest_eigvecs
 from ufsbench.numerics.preprocess import center_unit_norm
 from ufsbench.numerics.simplex import FIRST_WINDOW, project_simplex_rows_sparse
+from ufsbench.numerics.sparse_gram import sparse_dense_product
 
 #: The W-step's eigensolvers (``solver``).
 W_SOLVERS = ("auto", "tied", "dense", "lanczos")
@@ -91,7 +92,7 @@ def w_step(X: np.ndarray, L, q: np.ndarray, gamma: float, m: int, n_iter: int = 
     def gram_part():                                  # X^T L_S X, hoisted out of the rounds
         nonlocal XtLX
         if XtLX is None:
-            XtLX = X.T @ (L @ X)
+            XtLX = X.T @ (sparse_dense_product(L, X) if sp.issparse(L) else L @ X)
         return XtLX
 
     for _ in range(n_iter):

@@ -16,7 +16,7 @@ from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, 
 from ufsbench.numerics import knn_graph, l21_reweight, laplacian, sym
 from ufsbench.numerics.gram_solve import solve_gram_plus_diag
 from ufsbench.numerics.irls import smoothed_l21_norm
-from ufsbench.numerics.sparse_gram import sparse_outer_gram
+from ufsbench.numerics.sparse_gram import sparse_dense_product, sparse_outer_gram
 
 SOLVERS = ("auto", "factored", "primal")
 #: Deprecated ``solver`` values (accepted for one release, with a FutureWarning) -> the solver
@@ -69,7 +69,7 @@ class _FactoredWStep:
 
     def _xt(self, Y: np.ndarray) -> np.ndarray:
         """X^T Y (d x m)."""
-        return self.X.T @ Y if self.Xt is None else self.Xt @ Y
+        return self.X.T @ Y if self.Xt is None else sparse_dense_product(self.Xt, Y)
 
     def step(self, reg: np.ndarray) -> dict:
         """One W-step for R = diag(reg): squared row norms of W, the data terms of the

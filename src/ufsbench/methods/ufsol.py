@@ -51,7 +51,7 @@ from ufsbench.numerics.graphs import sparse_knn_graph
 from ufsbench.numerics.indicators import indicator_gram, indicator_projection
 from ufsbench.numerics.litekmeans import litekmeans
 from ufsbench.numerics.lowrank_eig import smallest_eigh_shift_invert
-from ufsbench.numerics.sparse_gram import SparsePlusOffset
+from ufsbench.numerics.sparse_gram import SparsePlusOffset, sparse_dense_product
 from ufsbench.numerics.triplet import ordinal_laplacian, sparse_triplet_weights, triplet_weights
 
 GRAPHS = ("none", "similarity", "maxmargin", "triplet")
@@ -122,7 +122,7 @@ def graph_gram(X: np.ndarray, graph: str, k: int = 5, sigma: float | None = 1.0,
         return np.outer(s, s) / n - X.T @ X
     L = ufsol_laplacian(X, graph, k=k, sigma=sigma, normalize_c=normalize_c, sparse=True,
                         metric=metric)
-    return sym(X.T @ (L @ X))
+    return sym(X.T @ sparse_dense_product(L, X))
 
 
 def _metric_apply(base: sp.csr_matrix, labels: np.ndarray):
