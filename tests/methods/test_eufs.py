@@ -220,3 +220,47 @@ def test_a_zero_v_never_counts_as_settled(data):
         sel = make_selector("eufs", n_clusters=3, random_state=0, alpha=1e6,
                             max_iter=30).fit(data.X)
     assert not sel.converged_ and sel.n_iter_ == 30 and not np.any(sel.V_)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_two_lanes_give_the_bits_of_one(wide_data, sparse, monkeypatch):
+    """The row blocks of steps 1 and 5 run in two threads: the same iterates bit for bit as in
+    one (the sum of squares of the dual residual is added block by block in block order)."""
+    import functools
+
+    import ufsbench.methods.eufs as eufs_module
+    from ufsbench.numerics import lanes
+    X = _sparse_wide(wide_data) if sparse else wide_data.X
+    monkeypatch.setattr(eufs_module, "BLOCK_BYTES", 8 * X.shape[1] * 7)
+    fits = []
+    for n_lanes in (1, 2):
+        monkeypatch.setattr(eufs_module, "BlockLanes",
+                            functools.partial(lanes.BlockLanes, n_lanes=n_lanes))
+        fits.append(make_selector("eufs", n_clusters=3, random_state=0, max_iter=40, tol=0.0,
+                                  v_tol=0.0).fit(X))
+    one, two = fits
+    assert np.array_equal(one.scores_, two.scores_) and np.array_equal(one.E_, two.E_)
+    assert one.objective_history_ == two.objective_history_
+    assert one.residual_history_ == two.residual_history_
+
+
+def test_auto_solver_is_sparse_from_the_sparse_graph_size_on(wide_data, monkeypatch):
+    """Below graphs.SPARSE_MIN_SAMPLES "auto" is "dense" (bit for bit); from there on it is
+    "sparse", with the graph built sparse (no n x n array): the scores agree with the dense
+    products up to the amplified round-off."""
+    import ufsbench.methods.eufs as eufs_module
+    kw = dict(n_clusters=3, random_state=0, max_iter=60, tol=0.0, v_tol=0.0)
+    dense = make_selector("eufs", solver="dense", **kw).fit(wide_data.X)
+    assert np.array_equal(make_selector("eufs", **kw).fit(wide_data.X).scores_, dense.scores_)
+    monkeypatch.setattr(eufs_module, "SPARSE_MIN_SAMPLES", wide_data.X.shape[0])
+    sel = make_selector("eufs", **kw)
+    assert sel._solver(wide_data.X.shape[0]) == "sparse"
+    built = []
+    real = eufs_module.sparse_knn_graph
+    monkeypatch.setattr(eufs_module, "sparse_knn_graph",
+                        lambda *a, **k: built.append(1) or real(*a, **k))
+    auto = sel.fit(wide_data.X)
+    assert built
+    np.testing.assert_allclose(auto.scores_, dense.scores_, rtol=1e-6,
+                               atol=1e-9 * dense.scores_.max())
+    assert np.array_equal(auto.top_features(20), dense.top_features(20))

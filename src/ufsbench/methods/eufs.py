@@ -19,7 +19,9 @@ from ufsbench.methods.base import (
     register,
 )
 from ufsbench.numerics import knn_graph, l21_norm, laplacian, orthonormal_polar, row_norms
+from ufsbench.numerics.graphs import SPARSE_MIN_SAMPLES, sparse_knn_graph
 from ufsbench.numerics.indicators import kmeans_scaled_indicator
+from ufsbench.numerics.lanes import BlockLanes
 from ufsbench.numerics.prox import row_shrink
 
 #: How the graph term's products are formed: "auto" (= "dense"), "dense" or "sparse".
@@ -91,7 +93,11 @@ class EUFS(UFSSelector):
     (which the ADMM amplifies: a different summation order of L U, ``solver="sparse"``, moves
     the scores by up to 10 % on basehock). The products with A are formed as (U^T A)^T and
     (V^T A^T)^T, which OpenBLAS computes 2-4x faster than A^T U and A V. An X with fewer than 5 %
-    non-zeros (bag-of-words data) is read through its non-zeros only.
+    non-zeros (bag-of-words data) is read through its non-zeros only. The row blocks run in as
+    many threads as BLAS may use (``ufsbench.numerics.lanes``), with the bits of one thread;
+    the ADMM's iterates do depend on the BLAS thread count itself (its products' round-off,
+    amplified: basehock's scores move by up to 45 % between one and two OpenBLAS threads), so
+    compare fits at the same ``threadpool_limits``, as the runner's records state.
 
     Parameters
     ----------
@@ -123,10 +129,14 @@ class EUFS(UFSSelector):
         Tolerance on the relative primal residual (0, with ``v_tol=0``, runs all ``max_iter``
         iterations).
     v_tol : relative change of V below which the fit stops (1e-7; 0 disables the test).
-    solver : "auto" (= "dense"), "dense" (BLAS products with the n x n L) or "sparse" (CSR L:
-        O(n k c) instead of O(n^2 c) per product, 2-3x faster fits at n ~ 600; not what "auto"
-        picks because the ADMM amplifies the different round-off to ~1e-5 relative in the scores
-        at some grid points, as much as it amplifies a change of the memory order of X).
+    solver : "auto", "dense" (BLAS products with the n x n L) or "sparse" (CSR L: O(n k c)
+        instead of O(n^2 c) per product, 2-3x faster fits at n ~ 600). "auto" is "dense" below
+        ``ufsbench.numerics.graphs.SPARSE_MIN_SAMPLES`` (3000) samples and "sparse" from there
+        (where the graph is built sparse anyway and a dense n x n L would be read twice per
+        iteration: USPS, 9298 samples, 42 -> 8 s). Below, "auto" keeps the dense products
+        because the ADMM amplifies the different round-off to ~1e-5 relative in the scores at
+        some grid points (10 % on basehock), as much as it amplifies a change of the memory
+        order of X.
     memory : None, str or joblib.Memory, default None
         Where to cache the kNN heat-kernel graph (it depends on X, k and sigma only); None computes
         it on every fit.
@@ -208,18 +218,26 @@ class EUFS(UFSSelector):
             raise self._invalid(f"mu0={self.mu0!r} must not exceed mu_max={self.mu_max!r}; "
                                 f"lower mu0 (e.g. 1e-3) or raise mu_max (e.g. 1e10)")
 
-    def graph_laplacian(self, X: np.ndarray) -> np.ndarray:
-        S = cached_call(self.memory, knn_graph, X, k=min(self.k, X.shape[0] - 1),
+    def graph_laplacian(self, X: np.ndarray, sparse: bool = False):
+        """The Laplacian of the kNN heat-kernel graph: dense, or with ``sparse`` a CSR matrix
+        (built without an n x n array from ``SPARSE_MIN_SAMPLES`` samples on)."""
+        graph = (sparse_knn_graph if sparse and X.shape[0] >= SPARSE_MIN_SAMPLES
+                 else knn_graph)
+        S = cached_call(self.memory, graph, X, k=min(self.k, X.shape[0] - 1),
                         weight="heat", sigma=self.sigma)
-        return laplacian(S, normalized=self.normalized_laplacian)
+        L = laplacian(S, normalized=self.normalized_laplacian)
+        return sp.csr_matrix(L) if sparse else L
 
-    def _solver(self) -> str:
-        """``solver``, from the deprecated ``graph_form`` where that was passed (FutureWarning)."""
+    def _solver(self, n_samples: int) -> str:
+        """``solver`` ("auto" resolved for ``n_samples``), from the deprecated ``graph_form``
+        where that was passed (FutureWarning)."""
         if self.graph_form != DEPRECATED:
             warnings.warn("EUFS's graph_form is deprecated and will be removed in the next "
                           "release; use solver", FutureWarning, stacklevel=4)
             return self.graph_form
-        return "dense" if self.solver == "auto" else self.solver
+        if self.solver == "auto":
+            return "sparse" if n_samples >= SPARSE_MIN_SAMPLES else "dense"
+        return self.solver
 
     def objective(self, X, U, V, L) -> float:
         """||X - U V^T||_{2,1} + alpha ||V||_{2,1} + beta Tr(U^T L U)."""
@@ -232,33 +250,35 @@ class EUFS(UFSSelector):
     def _fit(self, X):
         c = self.n_clusters_
         alpha, beta = float(self.alpha), float(self.beta)
-        L = self.graph_laplacian(X)
-        if self._solver() == "sparse":      # ~2k + 1 non-zeros a row: O(n k c) products
-            L = sp.csr_matrix(L)
+        # sparse: ~2k + 1 non-zeros a row, O(n k c) products
+        L = self.graph_laplacian(X, sparse=self._solver(X.shape[0]) == "sparse")
         U, _ = kmeans_scaled_indicator(X, c, self.random_state)
         V = X.T @ U
         Y1 = np.zeros_like(U)
         mu = float(self.mu0)
         x_norm = max(np.linalg.norm(X), np.finfo(float).tiny)
         steps = _BlockedSteps(X)
-        LU = L @ U                                   # L U, reused by the objective and step 3
-        history, residuals = [], []
-        converged = False
-        for _ in range(self.max_iter):
-            V_old = V
-            A = steps.e_step(U, V, mu)                                       # step 1
-            V = row_shrink((U.T @ A).T, alpha / mu)                          # step 2
-            Z = np.maximum(U - Y1 / mu - (beta / mu) * LU, 0.0)              # step 3
-            U = orthonormal_polar(Z + Y1 / mu + (V.T @ A.T).T - (beta / mu) * (L @ Z))  # step 4
-            r2_norm, fit_loss = steps.dual_step(U, V, mu)
-            LU = L @ U
-            Y1 += mu * (Z - U)                                               # step 5
-            residuals.append(max(np.linalg.norm(Z - U) / np.sqrt(c), r2_norm / x_norm))
-            mu = min(self.rho * mu, float(self.mu_max))
-            history.append(fit_loss + alpha * l21_norm(V) + beta * float(np.sum(U * LU)))
-            if residuals[-1] < self.tol or self._v_settled(V, V_old):
-                converged = True
-                break
+        try:
+            LU = L @ U                                   # L U, reused by the objective and step 3
+            history, residuals = [], []
+            converged = False
+            for _ in range(self.max_iter):
+                V_old = V
+                A = steps.e_step(U, V, mu)                                       # step 1
+                V = row_shrink((U.T @ A).T, alpha / mu)                          # step 2
+                Z = np.maximum(U - Y1 / mu - (beta / mu) * LU, 0.0)              # step 3
+                U = orthonormal_polar(Z + Y1 / mu + (V.T @ A.T).T - (beta / mu) * (L @ Z))  # step 4
+                r2_norm, fit_loss = steps.dual_step(U, V, mu)
+                LU = L @ U
+                Y1 += mu * (Z - U)                                               # step 5
+                residuals.append(max(np.linalg.norm(Z - U) / np.sqrt(c), r2_norm / x_norm))
+                mu = min(self.rho * mu, float(self.mu_max))
+                history.append(fit_loss + alpha * l21_norm(V) + beta * float(np.sum(U * LU)))
+                if residuals[-1] < self.tol or self._v_settled(V, V_old):
+                    converged = True
+                    break
+        finally:
+            steps.close()
         self._stopped(len(history), converged, test="relative primal residual < tol or "
                       "relative change of V <= v_tol")
         self.U_, self.V_, self.Z_, self.E_ = U, V, Z, steps.E
@@ -292,6 +312,8 @@ class _BlockedSteps:
     bag-of-words data) is read through its non-zeros: where x = 0, (x - g) + y is y - g and
     x - g is -g exactly (IEEE arithmetic is symmetric in sign), so one pass over the block
     replaces two and the dense X is never read; only the sign of an exact zero may differ.
+    The blocks run in the lanes of :class:`ufsbench.numerics.lanes.BlockLanes` (as many threads
+    as BLAS may use, each with its own scratch rows), the same bits as one thread.
     """
 
     def __init__(self, X: np.ndarray) -> None:
@@ -300,7 +322,9 @@ class _BlockedSteps:
         self.Y2, self.E, self.A = (np.zeros((n, d)) for _ in range(3))
         rows = max(1, min(n, BLOCK_BYTES // (8 * d)))
         self.blocks = [slice(i, min(i + rows, n)) for i in range(0, n, rows)]
-        self.buffers = (np.empty((rows, d)), np.empty((rows, d)))
+        self.lanes = BlockLanes(len(self.blocks))
+        self.scratch = [(np.empty((rows, d)), np.empty((rows, d)))
+                        for _ in range(self.lanes.n_lanes)]
         self.fit_rows = np.empty(n)
         self.X: np.ndarray | None = X
         # per block of a sparse X: the flat positions (in the block) and values of its non-zeros
@@ -313,50 +337,63 @@ class _BlockedSteps:
                 self.nonzeros.append((where, flat[where]))
             self.X = None
 
+    def close(self) -> None:
+        """Ends the lanes' threads."""
+        self.lanes.close()
+
     def e_step(self, U, V, mu):
         """E = rowshrink(X - U V^T + Y2/mu, 1/mu) (step 1); returns A = X - E + Y2/mu."""
-        for j, b in enumerate(self.blocks):
-            Yn = np.divide(self.Y2[b], mu, out=self.buffers[0][:b.stop - b.start])
-            E, A = self.E[b], self.A[b]
-            if self.nonzeros is None:
-                _residual(self.X[b], U[b], V, out=E)
-                np.add(E, Yn, out=E)
-                row_shrink(E, 1.0 / mu, out=E)
-                np.subtract(self.X[b], E, out=A)
-                A += Yn
-                continue
-            where, x = self.nonzeros[j]
-            y = Yn.reshape(-1)[where]
-            np.matmul(U[b], V.T, out=E)                                      # G = U V^T
-            g = E.reshape(-1)[where]
-            np.subtract(Yn, E, out=E)                                        # x = 0: y - g
-            E.reshape(-1)[where] = (x - g) + y
-            row_shrink(E, 1.0 / mu, out=E)
-            e = E.reshape(-1)[where]
-            np.subtract(Yn, E, out=A)                                        # x = 0: y - e
-            A.reshape(-1)[where] = (x - e) + y
+        self.lanes.map(lambda j, lane: self._e_block(j, lane, U, V, mu))
         return self.A
+
+    def _e_block(self, j, lane, U, V, mu):
+        b = self.blocks[j]
+        Yn = np.divide(self.Y2[b], mu, out=self.scratch[lane][0][:b.stop - b.start])
+        E, A = self.E[b], self.A[b]
+        if self.nonzeros is None:
+            _residual(self.X[b], U[b], V, out=E)
+            np.add(E, Yn, out=E)
+            row_shrink(E, 1.0 / mu, out=E)
+            np.subtract(self.X[b], E, out=A)
+            A += Yn
+            return
+        where, x = self.nonzeros[j]
+        y = Yn.reshape(-1)[where]
+        np.matmul(U[b], V.T, out=E)                                      # G = U V^T
+        g = E.reshape(-1)[where]
+        np.subtract(Yn, E, out=E)                                        # x = 0: y - g
+        E.reshape(-1)[where] = (x - g) + y
+        row_shrink(E, 1.0 / mu, out=E)
+        e = E.reshape(-1)[where]
+        np.subtract(Yn, E, out=A)                                        # x = 0: y - e
+        A.reshape(-1)[where] = (x - e) + y
 
     def dual_step(self, U, V, mu):
         """Y2 += mu (X - U V^T - E) (step 5); returns ||X - U V^T - E||_F and ||X - U V^T||_{2,1}."""
-        sq = 0.0
         minus_U = -U
-        for j, b in enumerate(self.blocks):
-            m = b.stop - b.start
-            XmUV = self.buffers[0][:m]
-            if self.nonzeros is None:
-                _residual(self.X[b], U[b], V, out=XmUV)
-            else:
-                where, x = self.nonzeros[j]
-                np.matmul(minus_U[b], V.T, out=XmUV)                         # x = 0: -g
-                XmUV.reshape(-1)[where] += x
-            self.fit_rows[b] = row_norms(XmUV)
-            R2 = np.subtract(XmUV, self.E[b], out=self.buffers[1][:m])
-            flat = R2.reshape(-1)
-            sq += float(flat @ flat)
-            R2 *= mu
-            self.Y2[b] += R2
+        sq = 0.0
+        for block_sq in self.lanes.map(lambda j, lane: self._dual_block(j, lane, U, minus_U,
+                                                                        V, mu)):
+            sq += block_sq                                               # in block order
         return float(np.sqrt(sq)), float(self.fit_rows.sum())
+
+    def _dual_block(self, j, lane, U, minus_U, V, mu) -> float:
+        b = self.blocks[j]
+        m = b.stop - b.start
+        XmUV = self.scratch[lane][0][:m]
+        if self.nonzeros is None:
+            _residual(self.X[b], U[b], V, out=XmUV)
+        else:
+            where, x = self.nonzeros[j]
+            np.matmul(minus_U[b], V.T, out=XmUV)                         # x = 0: -g
+            XmUV.reshape(-1)[where] += x
+        self.fit_rows[b] = row_norms(XmUV)
+        R2 = np.subtract(XmUV, self.E[b], out=self.scratch[lane][1][:m])
+        flat = R2.reshape(-1)
+        block_sq = float(flat @ flat)
+        R2 *= mu
+        self.Y2[b] += R2
+        return block_sq
 
 
 def _residual(X, U, V, out):
