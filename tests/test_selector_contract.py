@@ -153,3 +153,36 @@ def test_parameters_after_the_count_are_keyword_only(name):
     params = list(inspect.signature(selector_class(name).__init__).parameters.values())[1:]
     assert params[0].name == "n_features_to_select"
     assert all(p.kind is p.KEYWORD_ONLY for p in params[1:]), name
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_single_threaded_blas_methods_fit_on_one_blas_thread(name, monkeypatch):
+    """A method declaring ``single_threaded_blas`` runs its _fit with BLAS on one thread under a
+    caller's limit of two (its lanes still see the caller's two); the others keep the caller's
+    limit. The selection is the one of a fit under a limit of one."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from ufsbench.numerics.lanes import blas_thread_limit
+
+    cls = selector_class(name)
+    seen = []
+    original = cls._fit
+
+    def watched(self, X):
+        seen.append(([i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"],
+                     blas_thread_limit()))
+        return original(self, X)
+
+    monkeypatch.setattr(cls, "_fit", watched)
+    with threadpool_limits(limits=2, user_api="blas"):
+        caller = blas_thread_limit()
+        two = fitted(name)
+    inside, lanes = seen[0]
+    assert lanes == caller
+    if cls.single_threaded_blas:
+        assert inside and set(inside) == {1}
+        with threadpool_limits(limits=1, user_api="blas"):
+            one = fitted(name)
+        assert np.array_equal(one.get_support(), two.get_support())
+    else:
+        assert set(inside) == {caller}

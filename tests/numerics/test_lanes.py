@@ -1,5 +1,6 @@
 """Row-block lanes (ufsbench.numerics.lanes): every block once, results in block order, a lane's
-blocks in order on one thread, the thread count from the BLAS limit in force."""
+blocks in order on one thread, the thread count from the caller's BLAS limit, also inside a
+block that holds BLAS to one thread."""
 
 import threading
 
@@ -7,7 +8,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
-from ufsbench.numerics.lanes import BlockLanes, blas_thread_limit
+from ufsbench.numerics.lanes import BlockLanes, blas_thread_limit, one_blas_thread
 
 
 @pytest.mark.parametrize("n_blocks,n_lanes", [(1, 2), (5, 1), (5, 2), (7, 3), (2, 8)])
@@ -65,3 +66,18 @@ def test_the_lane_count_follows_the_blas_limit_in_force():
         assert BlockLanes(10).n_lanes == 1
     with threadpool_limits(limits=2, user_api="blas"):
         assert BlockLanes(10).n_lanes == min(2, blas_thread_limit())
+
+
+def test_one_blas_thread_holds_blas_to_one_and_still_answers_the_callers_limit():
+    from threadpoolctl import threadpool_info
+
+    def blas_limits():
+        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        caller = blas_thread_limit()
+        with one_blas_thread():
+            assert blas_limits() == {1}
+            assert blas_thread_limit() == caller
+            assert BlockLanes(10).n_lanes == caller
+        assert blas_limits() == {caller} and blas_thread_limit() == caller

@@ -93,11 +93,12 @@ class EUFS(UFSSelector):
     (which the ADMM amplifies: a different summation order of L U, ``solver="sparse"``, moves
     the scores by up to 10 % on basehock). The products with A are formed as (U^T A)^T and
     (V^T A^T)^T, which OpenBLAS computes 2-4x faster than A^T U and A V. An X with fewer than 5 %
-    non-zeros (bag-of-words data) is read through its non-zeros only. The row blocks run in as
-    many threads as BLAS may use (``ufsbench.numerics.lanes``), with the bits of one thread;
-    the ADMM's iterates do depend on the BLAS thread count itself (its products' round-off,
-    amplified: basehock's scores move by up to 45 % between one and two OpenBLAS threads), so
-    compare fits at the same ``threadpool_limits``, as the runner's records state.
+    non-zeros (bag-of-words data) is read through its non-zeros only. BLAS runs on one thread
+    whatever the caller allows (``single_threaded_blas``): the ADMM amplifies the different
+    round-off of another thread count (basehock's scores moved by up to 45 % and the selection
+    with them between one and two OpenBLAS threads), and its rank-c products gain nothing from
+    threads. The row blocks of steps 1 and 5 run instead in as many threads as the caller lets
+    BLAS use (``ufsbench.numerics.lanes``), with the bits of one thread.
 
     Parameters
     ----------
@@ -169,6 +170,9 @@ class EUFS(UFSSelector):
         The relative primal residual after each iteration.
     """
 
+    # Products of rank c (two BLAS threads: slower fits, and another selection on basehock);
+    # the row blocks of steps 1 and 5 take the caller's threads instead (numerics.lanes).
+    single_threaded_blas = True
     _parameter_constraints = {
         **UFSSelector._parameter_constraints,
         "alpha": NON_NEGATIVE,
@@ -382,6 +386,7 @@ class _BlockedSteps:
         m = b.stop - b.start
         XmUV = self.scratch[lane][0][:m]
         if self.nonzeros is None:
+            assert self.X is not None                    # a dense X is kept when not sparse
             _residual(self.X[b], U[b], V, out=XmUV)
         else:
             where, x = self.nonzeros[j]

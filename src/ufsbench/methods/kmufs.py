@@ -210,6 +210,8 @@ class KMeansUFS(UFSSelector):
     """
 
     selection_kind = "subset"
+    # Thin p x h products only (two threads: 2-4x slower fits, and on allaml another subset).
+    single_threaded_blas = True
     _parameter_constraints = {
         **UFSSelector._parameter_constraints,
         "mu0": POSITIVE,

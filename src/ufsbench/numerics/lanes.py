@@ -8,27 +8,51 @@ the same data whichever thread runs it, and whatever a step reduces over blocks 
 is returned per block and added in block order by the caller: the result is the one of a single
 thread, bit for bit.
 
-How many threads: as many as the BLAS may use at the time of the call (threadpoolctl's view of
-the environment variables and of any ``threadpool_limits`` in force), so a runner or a smoke
-worker that limits BLAS to one thread also gets one lane here, and a direct fit on an idle
-machine gets every core BLAS would take. Import by module path.
+How many threads: as many as the caller lets BLAS use (threadpoolctl's view of the environment
+variables and of any ``threadpool_limits`` in force), so a runner or a smoke worker that limits
+BLAS to one thread also gets one lane here, and a direct fit on an idle machine gets every core
+BLAS would take. Inside :func:`one_blas_thread` (a fit whose BLAS runs on one thread) the
+answer stays the caller's limit: the lanes then take the threads BLAS does not. Import by
+module path.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
+
+#: The caller's BLAS thread limit while :func:`one_blas_thread` holds BLAS to one thread.
+_CALLER_LIMIT: ContextVar[int | None] = ContextVar("ufsbench_caller_blas_limit", default=None)
 
 
 def blas_thread_limit() -> int:
-    """Threads the loaded BLAS libraries may use now (the smallest limit among them); 1 when
-    none is loaded."""
+    """Threads the caller lets the loaded BLAS libraries use (the smallest limit among them;
+    outside any :func:`one_blas_thread`, the limit in force); 1 when none is loaded."""
+    outer = _CALLER_LIMIT.get()
+    if outer is not None:
+        return outer
     from threadpoolctl import threadpool_info
 
     counts = [int(info["num_threads"]) for info in threadpool_info()
               if info.get("user_api") == "blas"]
     return max(1, min(counts)) if counts else 1
+
+
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """BLAS on one thread inside the block, whatever the caller allows; :func:`blas_thread_limit`
+    still answers the caller's limit there."""
+    from threadpoolctl import threadpool_limits
+
+    token = _CALLER_LIMIT.set(blas_thread_limit())
+    try:
+        with threadpool_limits(limits=1, user_api="blas"):
+            yield
+    finally:
+        _CALLER_LIMIT.reset(token)
 
 
 class BlockLanes:
