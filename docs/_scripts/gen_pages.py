@@ -123,6 +123,8 @@ def harness_section(name: str) -> str:
     rows = [("class", f"[`{cls.__name__}`][{cls.__module__}.{cls.__name__}]"),
             ("selects", kind),
             ("revision", f"{cls.revision}" + (" (in the record keys)" if cls.revision else "")),
+            ("BLAS threads", "one, whatever the caller allows (`single_threaded_blas`)"
+             if cls.single_threaded_blas else "the caller's"),
             ("config", f"`{config.relative_to(ROOT)}`" if config.is_file() else
              "none (constructor defaults)"),
             ("fixed parameters", _setting(fixed)),
