@@ -186,3 +186,37 @@ def test_stop_test_and_cap(data):
     with pytest.warns(ConvergenceWarning, match="max_iter=5"):
         capped = LDSSL(random_state=0, max_iter=5).fit(data.X)
     assert not capped.converged_ and capped.n_iter_ == 5
+
+
+@pytest.mark.parametrize("cells", [1 << 22, 100])    # one block of local sets, or one per block
+def test_heat_local_laplacian_from_the_local_sets_equals_the_dense_one(cells, monkeypatch):
+    """The large-n form (kernel on each local set, CSR) is the dense kernel form up to
+    round-off, and exactly symmetric."""
+    from ufsbench.numerics import local_discriminant
+    from ufsbench.numerics.local_discriminant import heat_local_discriminant_laplacian
+    X = np.random.default_rng(5).standard_normal((70, 9))
+    D = squared_distances(X)
+    nbrs = knn_indices(D, 4)
+    dense = local_discriminant_laplacian(np.exp(-D / 3.0), nbrs, lam=0.5)
+    monkeypatch.setattr(local_discriminant, "LOCAL_DIFFERENCE_CELLS", cells)
+    sparse = heat_local_discriminant_laplacian(X, nbrs, 3.0, lam=0.5)
+    assert (sparse != sparse.T).nnz == 0
+    np.testing.assert_allclose(sparse.toarray(), dense, rtol=1e-12, atol=1e-13)
+
+
+def test_many_samples_take_the_sparse_graph_with_the_same_scores(data, monkeypatch):
+    """From graphs.SPARSE_MIN_SAMPLES samples on, L_ld is a CSR matrix built without the n x n
+    distances; the fit's scores equal the dense graph's up to round-off."""
+    import scipy.sparse as sp
+
+    import ufsbench.methods.ldssl as ldssl_module
+    kw = dict(n_clusters=3, random_state=0, max_iter=40, tol=0.0)
+    dense = make_selector("ldssl", **kw).fit(data.X)
+    monkeypatch.setattr(ldssl_module, "SPARSE_MIN_SAMPLES", data.X.shape[0])
+    sparse = make_selector("ldssl", **kw).fit(data.X)
+    assert sp.issparse(sparse.laplacian_) and not sp.issparse(dense.laplacian_)
+    np.testing.assert_allclose(sparse.laplacian_.toarray(), dense.laplacian_, rtol=1e-10,
+                               atol=1e-12)
+    np.testing.assert_allclose(sparse.scores_, dense.scores_, rtol=1e-8,
+                               atol=1e-10 * dense.scores_.max())
+    assert np.array_equal(sparse.ranking_[:10], dense.ranking_[:10])

@@ -23,7 +23,11 @@ from ufsbench.methods.base import (
     register,
 )
 from ufsbench.numerics import knn_indices, row_norms, squared_distances
-from ufsbench.numerics.local_discriminant import local_discriminant_laplacian
+from ufsbench.numerics.graphs import SPARSE_MIN_SAMPLES, nearest_neighbors
+from ufsbench.numerics.local_discriminant import (
+    heat_local_discriminant_laplacian,
+    local_discriminant_laplacian,
+)
 from ufsbench.numerics.nmf import multiplicative_step, neg_part, pos_part
 
 PREPROCESS = ("shift", "none")
@@ -36,9 +40,20 @@ SPARSE_DENSITY = 0.1
 
 def ldssl_graph(X: np.ndarray, k: int, sigma: float | None, lam: float):
     """The kernelised local discriminant Laplacian of X (heat kernel on the kNN sets): depends on
-    (X, k, sigma, lam) only, so a grid sweep may cache it (``memory``, ufsbench.cache)."""
+    (X, k, sigma, lam) only, so a grid sweep may cache it (``memory``, ufsbench.cache).
+
+    From ``graphs.SPARSE_MIN_SAMPLES`` samples on, a CSR matrix from the blockwise neighbour
+    search and the kernel on each local set only (no n x n array: USPS's 9298 x 9298 distances
+    took a minute); below, dense, bit for bit as before.
+    """
+    k = min(k, X.shape[0] - 1)
+    if X.shape[0] >= SPARSE_MIN_SAMPLES:
+        nbrs, dist = nearest_neighbors(X, k)
+        if sigma is None:
+            sigma = float(np.mean(dist)) or 1.0
+        return heat_local_discriminant_laplacian(X, nbrs, sigma, lam)
     D = squared_distances(X)
-    nbrs = knn_indices(D, min(k, X.shape[0] - 1))
+    nbrs = knn_indices(D, k)
     if sigma is None:
         sigma = float(np.mean(D[np.arange(X.shape[0])[:, None], nbrs])) or 1.0
     return local_discriminant_laplacian(np.exp(-D / sigma), nbrs, lam)
@@ -144,8 +159,8 @@ class LDSSL(UFSSelector):
         The final W (d x q).
     H_ : ndarray (q, n_features)
         The final H (q x d).
-    laplacian_ : ndarray (n_samples, n_samples)
-        L_ld.
+    laplacian_ : ndarray or scipy.sparse CSR matrix (n_samples, n_samples)
+        L_ld (CSR from ``graphs.SPARSE_MIN_SAMPLES`` samples on).
     objective_history_ : list of float
         The objective after each iteration.
     n_iter_ : int

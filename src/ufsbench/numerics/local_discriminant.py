@@ -42,7 +42,32 @@ def linear_local_discriminant_laplacian(X: np.ndarray, neighbours: np.ndarray,
     """
     idx = _local_sets(neighbours)
     Xi = X[idx]                                                              # (n, k+1, d)
-    blocks = _local_blocks(np.einsum("nid,njd->nij", Xi, Xi), lam)
+    return _assembled(idx, _local_blocks(np.einsum("nid,njd->nij", Xi, Xi), lam))
+
+
+#: Entries of the (rows, k+1, k+1, d) differences formed at once by
+#: :func:`heat_local_discriminant_laplacian` (32 MB of float64).
+LOCAL_DIFFERENCE_CELLS = 1 << 22
+
+
+def heat_local_discriminant_laplacian(X: np.ndarray, neighbours: np.ndarray, sigma: float,
+                                      lam: float) -> sp.csr_matrix:
+    """:func:`local_discriminant_laplacian` for the heat kernel exp(-||x_a - x_b||^2 / sigma),
+    as a CSR matrix: the kernel only on each local set, from the squared differences of its
+    k + 1 samples (never the n x n distances), at most n (k+1)^2 stored entries."""
+    idx = _local_sets(neighbours)
+    n, m = idx.shape
+    rows = max(1, LOCAL_DIFFERENCE_CELLS // (m * m * X.shape[1]))
+    local = np.empty((n, m, m))
+    for start in range(0, n, rows):
+        Xi = X[idx[start:start + rows]]                                      # (rows, k+1, d)
+        diff = Xi[:, :, None, :] - Xi[:, None, :, :]
+        local[start:start + rows] = np.einsum("nijd,nijd->nij", diff, diff)
+    return _assembled(idx, _local_blocks(np.exp(-local / sigma), lam))
+
+
+def _assembled(idx: np.ndarray, blocks: np.ndarray) -> sp.csr_matrix:
+    """sum_i S_i B_i S_i^T as a CSR matrix, exactly symmetric."""
     n, m = idx.shape
     rows = np.broadcast_to(idx[:, :, None], (n, m, m)).ravel()
     cols = np.broadcast_to(idx[:, None, :], (n, m, m)).ravel()
