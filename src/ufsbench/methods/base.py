@@ -127,7 +127,9 @@ class UFSSelector(SelectorMixin, BaseEstimator):
     #: iterations are many thin products (OpenBLAS's threads cost more than they save there:
     #: K-means UFS on allaml 8.8 s on one thread, 32.5 s on two) and whose iterates amplify the
     #: different round-off of another thread count into another selection. Its direct fits
-    #: then select what the runner's one-thread records hold, on any number of cores.
+    #: then select what the runner's one-thread records hold, on any number of cores. The limit
+    #: is threadpoolctl's, process-wide: fit such methods in processes, not in threads of one
+    #: process (a thread that ends its fit restores the limit for the others).
     single_threaded_blas: ClassVar[bool] = False
     #: What each constructor parameter may be (scikit-learn's declarative validation). A
     #: subclass extends it: ``{**UFSSelector._parameter_constraints, "k": [...], ...}``.
