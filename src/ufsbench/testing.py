@@ -39,6 +39,17 @@ def fits_cache_off_cold_warm(method: str, X, cache_dir, **params):
     return off, cold, warm
 
 
+def fit_blas_threads(selector):
+    """A context manager under which a computation rounds as ``selector``'s fits do: BLAS on one
+    thread for a method declaring ``single_threaded_blas``, else the caller's limit (for
+    reference computations compared with a fit to round-off)."""
+    from contextlib import nullcontext
+
+    from ufsbench.numerics.lanes import one_blas_thread
+
+    return one_blas_thread() if selector.single_threaded_blas else nullcontext()
+
+
 def assert_fit_matches_reference(selector, scores, history, top: int = 6,
                                  rtol: float = 1e-9) -> None:
     """A fit equals a reference computation (e.g. a frozen copy of earlier code): objective

@@ -6,6 +6,7 @@ import pytest
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
 from ufsbench.numerics.prox import row_shrink
+from ufsbench.testing import fit_blas_threads
 
 
 @pytest.fixture(scope="module")
@@ -155,7 +156,8 @@ def test_buffered_loop_matches_the_reference_loop(wide_data, alpha, beta, order,
         monkeypatch.setattr(eufs_module, "BLOCK_BYTES", 8 * X.shape[1] * block_rows)
     sel = make_selector("eufs", n_clusters=3, random_state=0, alpha=alpha, beta=beta,
                         max_iter=60, tol=0.0, v_tol=0.0).fit(X)
-    scores, history, E = _frozen_admm(sel, X, 60)
+    with fit_blas_threads(sel):                       # the reference rounds as the fit does
+        scores, history, E = _frozen_admm(sel, X, 60)
     np.testing.assert_allclose(sel.scores_, scores, rtol=1e-9, atol=1e-12 * scores.max())
     np.testing.assert_allclose(sel.objective_history_, history, rtol=1e-9)
     np.testing.assert_allclose(sel.E_, E, rtol=1e-9, atol=1e-12 * np.abs(E).max())

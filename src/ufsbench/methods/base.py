@@ -124,10 +124,12 @@ class UFSSelector(SelectorMixin, BaseEstimator):
     #: reproduction): reports mark its rows "[reconstructed]".
     reconstructed: ClassVar[bool] = False
     #: True when the fit runs BLAS on one thread whatever the caller allows: for a method whose
-    #: iterations are many thin products (OpenBLAS's threads cost more than they save there:
-    #: K-means UFS on allaml 8.8 s on one thread, 32.5 s on two) and whose iterates amplify the
-    #: different round-off of another thread count into another selection. Its direct fits
-    #: then select what the runner's one-thread records hold, on any number of cores. The limit
+    #: iterations are many thin or medium-sized products, where OpenBLAS's threads cost more than
+    #: they save (measured on every paper data set, basehock and USPS: K-means UFS on allaml
+    #: 8.8 s on one thread, 32.5 s on two; SOCFS on isolet 2.5 and 12.3 s; none faster on two),
+    #: or whose iterates amplify another thread count's round-off into another selection (EUFS,
+    #: K-means UFS). Its direct fits also select what the runner's one-thread records hold, on
+    #: any number of cores. The limit
     #: is threadpoolctl's, process-wide: fit such methods in processes, not in threads of one
     #: process (a thread that ends its fit restores the limit for the others).
     single_threaded_blas: ClassVar[bool] = False
