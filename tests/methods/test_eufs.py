@@ -228,19 +228,23 @@ def test_a_zero_v_never_counts_as_settled(data):
 def test_two_lanes_give_the_bits_of_one(wide_data, sparse, monkeypatch):
     """The row blocks of steps 1 and 5 run in two threads: the same iterates bit for bit as in
     one (the sum of squares of the dual residual is added block by block in block order)."""
-    import functools
-
     import ufsbench.methods.eufs as eufs_module
     from ufsbench.numerics import lanes
     X = _sparse_wide(wide_data) if sparse else wide_data.X
     monkeypatch.setattr(eufs_module, "BLOCK_BYTES", 8 * X.shape[1] * 7)
+    monkeypatch.setattr(eufs_module, "LANES_MIN_BYTES", 0)      # lanes on this small X too
+    used = []
     fits = []
     for n_lanes in (1, 2):
-        monkeypatch.setattr(eufs_module, "BlockLanes",
-                            functools.partial(lanes.BlockLanes, n_lanes=n_lanes))
+        def forced(n_blocks, _lanes=None, n_lanes=n_lanes):
+            used.append(lanes.BlockLanes(n_blocks, n_lanes))
+            return used[-1]
+
+        monkeypatch.setattr(eufs_module, "BlockLanes", forced)
         fits.append(make_selector("eufs", n_clusters=3, random_state=0, max_iter=40, tol=0.0,
                                   v_tol=0.0).fit(X))
     one, two = fits
+    assert [lane.n_lanes for lane in used] == [1, 2]
     assert np.array_equal(one.scores_, two.scores_) and np.array_equal(one.E_, two.E_)
     assert one.objective_history_ == two.objective_history_
     assert one.residual_history_ == two.residual_history_
@@ -266,3 +270,15 @@ def test_auto_solver_is_sparse_from_the_sparse_graph_size_on(wide_data, monkeypa
     np.testing.assert_allclose(auto.scores_, dense.scores_, rtol=1e-6,
                                atol=1e-9 * dense.scores_.max())
     assert np.array_equal(auto.top_features(20), dense.top_features(20))
+
+
+def test_small_data_runs_its_blocks_in_one_lane(wide_data, monkeypatch):
+    """Below LANES_MIN_BYTES of X the blocks stay on the calling thread, whatever BLAS allows."""
+    from threadpoolctl import threadpool_limits
+
+    from ufsbench.methods.eufs import LANES_MIN_BYTES, _BlockedSteps
+    assert wide_data.X.nbytes < LANES_MIN_BYTES
+    with threadpool_limits(limits=2, user_api="blas"):
+        steps = _BlockedSteps(wide_data.X)
+    assert steps.lanes.n_lanes == 1
+    steps.close()

@@ -97,8 +97,9 @@ class EUFS(UFSSelector):
     whatever the caller allows (``single_threaded_blas``): the ADMM amplifies the different
     round-off of another thread count (basehock's scores moved by up to 45 % and the selection
     with them between one and two OpenBLAS threads), and its rank-c products gain nothing from
-    threads. The row blocks of steps 1 and 5 run instead in as many threads as the caller lets
-    BLAS use (``ufsbench.numerics.lanes``), with the bits of one thread.
+    threads. On large X (from 32 MB) the row blocks of steps 1 and 5 run instead in as many
+    threads as the caller lets BLAS use (``ufsbench.numerics.lanes``), with the bits of one
+    thread.
 
     Parameters
     ----------
@@ -301,6 +302,10 @@ class EUFS(UFSSelector):
 #: Bytes of one row block of an n x d array in the blocked steps: the block's temporaries stay
 #: in the cache between the element-wise operations instead of a pass over memory each.
 BLOCK_BYTES = 1 << 20
+#: Bytes of X from which the blocked steps run in lanes (threads): on smaller X the threads'
+#: hand-offs cost more than they save (jaffe, 1.2 MB: 0.42 -> 0.74 s on two lanes; coil20,
+#: 11.8 MB: 6.8 -> 7.1 s), on basehock (77 MB) they save 15 %.
+LANES_MIN_BYTES = 32 << 20
 #: Below this fraction of non-zero entries the blocked steps read X through its non-zeros only:
 #: 20 % faster steps at 1 % non-zeros, 5 % faster at 5 %, break-even near 7 % (d ~ 4000).
 SPARSE_DENSITY = 0.05
@@ -316,8 +321,9 @@ class _BlockedSteps:
     bag-of-words data) is read through its non-zeros: where x = 0, (x - g) + y is y - g and
     x - g is -g exactly (IEEE arithmetic is symmetric in sign), so one pass over the block
     replaces two and the dense X is never read; only the sign of an exact zero may differ.
-    The blocks run in the lanes of :class:`ufsbench.numerics.lanes.BlockLanes` (as many threads
-    as BLAS may use, each with its own scratch rows), the same bits as one thread.
+    From ``LANES_MIN_BYTES`` of X on, the blocks run in the lanes of
+    :class:`ufsbench.numerics.lanes.BlockLanes` (as many threads as the caller lets BLAS use,
+    each with its own scratch rows), the same bits as one thread.
     """
 
     def __init__(self, X: np.ndarray) -> None:
@@ -326,7 +332,7 @@ class _BlockedSteps:
         self.Y2, self.E, self.A = (np.zeros((n, d)) for _ in range(3))
         rows = max(1, min(n, BLOCK_BYTES // (8 * d)))
         self.blocks = [slice(i, min(i + rows, n)) for i in range(0, n, rows)]
-        self.lanes = BlockLanes(len(self.blocks))
+        self.lanes = BlockLanes(len(self.blocks), None if X.nbytes >= LANES_MIN_BYTES else 1)
         self.scratch = [(np.empty((rows, d)), np.empty((rows, d)))
                         for _ in range(self.lanes.n_lanes)]
         self.fit_rows = np.empty(n)
