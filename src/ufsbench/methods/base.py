@@ -129,9 +129,9 @@ class UFSSelector(SelectorMixin, BaseEstimator):
     #: 8.8 s on one thread, 32.5 s on two; SOCFS on isolet 2.5 and 12.3 s; none faster on two),
     #: or whose iterates amplify another thread count's round-off into another selection (EUFS,
     #: K-means UFS). Its direct fits also select what the runner's one-thread records hold, on
-    #: any number of cores. The limit
-    #: is threadpoolctl's, process-wide: fit such methods in processes, not in threads of one
-    #: process (a thread that ends its fit restores the limit for the others).
+    #: any number of cores. The limit is threadpoolctl's, process-wide: fit such methods in
+    #: processes, not in threads of one process (a thread that ends its fit restores the limit
+    #: for the others).
     single_threaded_blas: ClassVar[bool] = False
     #: What each constructor parameter may be (scikit-learn's declarative validation). A
     #: subclass extends it: ``{**UFSSelector._parameter_constraints, "k": [...], ...}``.

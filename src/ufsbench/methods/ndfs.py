@@ -303,9 +303,7 @@ class NDFS(UFSSelector):
     """
 
     #: Version of the selections: raised whenever a fix changes them (CHANGELOG.md, Method history).
-    # Medium-sized products: one BLAS thread is as fast or faster on every data set measured
-    # (2-4x on the paper's, equal on basehock and USPS), and selects as the runner does.
-    single_threaded_blas = True
+    single_threaded_blas = True         # no fit of it was faster on two BLAS threads
     revision = 2
     _parameter_constraints = {
         **UFSSelector._parameter_constraints,

@@ -153,9 +153,7 @@ class RSFS(UFSSelector):
         Whether the ``tol`` test (not ``max_iter``) ended the fit.
     """
 
-    # Medium-sized products: one BLAS thread is as fast or faster on every data set measured
-    # (2-4x on the paper's, equal on basehock and USPS), and selects as the runner does.
-    single_threaded_blas = True
+    single_threaded_blas = True         # no fit of it was faster on two BLAS threads
     _parameter_constraints = {
         **UFSSelector._parameter_constraints,
         # beta / alpha and nu / (2 alpha) divide by alpha.

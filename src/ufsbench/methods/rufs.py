@@ -399,9 +399,7 @@ class RUFS(UFSSelector):
         The partition of the start; set whenever the start is not the cached default.
     """
 
-    # Medium-sized products: one BLAS thread is as fast or faster on every data set measured
-    # (2-4x on the paper's, equal on basehock and USPS), and selects as the runner does.
-    single_threaded_blas = True
+    single_threaded_blas = True         # no fit of it was faster on two BLAS threads
     _parameter_constraints = {
         **UFSSelector._parameter_constraints,
         "nu": NON_NEGATIVE,

@@ -463,9 +463,7 @@ class SCFS(UFSSelector):
         Iterations run.
     """
 
-    # Medium-sized products: one BLAS thread is as fast or faster on every data set measured
-    # (2-4x on the paper's, equal on basehock and USPS), and selects as the runner does.
-    single_threaded_blas = True
+    single_threaded_blas = True         # no fit of it was faster on two BLAS threads
     _parameter_constraints = {
         **UFSSelector._parameter_constraints,
         # alpha > 0 keeps grad+ >= alpha G > 0 in the split rule and beta > 0 makes the W-step

@@ -219,9 +219,7 @@ class SOCFS(UFSSelector):
         Whether the ``tol`` test (or, with tol=0, the fixed count) ended the fit.
     """
 
-    # Medium-sized products: one BLAS thread is as fast or faster on every data set measured
-    # (2-4x on the paper's, equal on basehock and USPS), and selects as the runner does.
-    single_threaded_blas = True
+    single_threaded_blas = True         # no fit of it was faster on two BLAS threads
     _parameter_constraints = {
         **UFSSelector._parameter_constraints,
         # The l2,1 reweighting needs lambda_ > 0 (a small value such as 1e-6 instead of 0).

@@ -342,9 +342,7 @@ class UFSOL(UFSSelector):
     """
 
     #: Version of this method's selections: stored records of another revision are stale.
-    # Medium-sized products: one BLAS thread is as fast or faster on every data set measured
-    # (2-4x on the paper's, equal on basehock and USPS), and selects as the runner does.
-    single_threaded_blas = True
+    single_threaded_blas = True         # no fit of it was faster on two BLAS threads
     revision = 1
     #: At beta >> alpha (1e6 against 1e-6) W^T W = I puts W on n_components coordinate axes:
     #: row norms of 1 give or take an ulp (ORL: the top 40, binalpha: the top 36), whose order
