@@ -18,6 +18,14 @@ subsample of N samples.
 
 Run it on an idle machine and set the BLAS thread count explicitly: times measured beside other
 jobs are several times higher.
+
+``--save-selections DIR`` writes each fit's support and scores to DIR; ``--compare-with DIR``
+adds two columns comparing each fit with the one saved there: the top-100 Jaccard of the
+supports and the largest score difference relative to the largest score ("=" when bit for
+bit). The BLAS-thread survey of docs/performance.md is
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_default_fits.py --save-selections /tmp/one
+    OPENBLAS_NUM_THREADS=2 python benchmarks/bench_default_fits.py --compare-with /tmp/one
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ import numpy as np
 SMALL_SETS = ["jaffe", "umist", "orl", "att", "coil20", "isolet", "binalpha", "basehock",
               "allaml", "srbct", "lymphoma", "prostate_ge", "pix10p", "pie10p"]
 HEADER = ["data set", "method", "wall s", "cpu s", "n_iter", "converged"]
+COMPARE_HEADER = ["Jaccard", "score difference"]
 
 
 class FitTimeout(Exception):
@@ -114,7 +123,8 @@ def load(spec: str):
     return f"{name} {X.shape[0]}x{X.shape[1]}", X, int(np.unique(y).size)
 
 
-def fit_row(method: str, label: str, X, n_clusters: int, budget: float) -> list:
+def fit_row(method: str, label: str, X, n_clusters: int, budget: float):
+    """(the table row, the fitted selector or None when the budget ran out)."""
     from ufsbench.methods import make_selector
 
     selector = make_selector(method, n_features_to_select=min(100, X.shape[1]),
@@ -125,12 +135,35 @@ def fit_row(method: str, label: str, X, n_clusters: int, budget: float) -> list:
             warnings.simplefilter("ignore")  # the cap reached is in the "converged" column
             selector.fit(X)
     except FitTimeout:
-        return [label, method, f"> {budget:.0f}", "", "", ""]
+        return [label, method, f"> {budget:.0f}", "", "", ""], None
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     n_iter = getattr(selector, "n_iter_", None)
     converged = getattr(selector, "converged_", None)
-    return [label, method, f"{wall:.2f}", f"{cpu:.2f}",
-            "" if n_iter is None else n_iter, "" if converged is None else converged]
+    return [label, method, f"{wall:.2f}", f"{cpu:.2f}", "" if n_iter is None else n_iter,
+            "" if converged is None else converged], selector
+
+
+def selection(selector) -> dict:
+    """The fit's support and scores (a subset method's scores: its support as 0/1)."""
+    support = selector.get_support()
+    scores = getattr(selector, "scores_", None)
+    return {"support": support,
+            "scores": support.astype(float) if scores is None else np.asarray(scores, float)}
+
+
+def selection_file(directory: str, spec: str, method: str) -> str:
+    return os.path.join(directory, f"{spec.replace(':', '_')}__{method}.npz")
+
+
+def compared(saved: dict, now: dict) -> list:
+    """[top-100 Jaccard of the supports, largest score difference relative to the largest
+    score, "=" when the scores are equal bit for bit]."""
+    a, b = set(np.flatnonzero(saved["support"])), set(np.flatnonzero(now["support"]))
+    jaccard = len(a & b) / max(len(a | b), 1)
+    if np.array_equal(saved["scores"], now["scores"]):
+        return [f"{jaccard:.3f}", "="]
+    scale = max(float(np.abs(saved["scores"]).max()), np.finfo(float).tiny)
+    return [f"{jaccard:.3f}", f"{float(np.abs(saved['scores'] - now['scores']).max()) / scale:.1e}"]
 
 
 def main() -> None:
@@ -138,16 +171,29 @@ def main() -> None:
     parser.add_argument("--datasets", nargs="+", default=SMALL_SETS)
     parser.add_argument("--methods", nargs="+", default=None)
     parser.add_argument("--budget", type=float, default=60.0, help="seconds per fit")
+    parser.add_argument("--save-selections", metavar="DIR",
+                        help="write each fit's support and scores to DIR")
+    parser.add_argument("--compare-with", metavar="DIR",
+                        help="compare each fit's selection with the one saved in DIR")
     args = parser.parse_args()
+    if args.save_selections:
+        os.makedirs(args.save_selections, exist_ok=True)
     print(f"# {machine_line()}")
     rows = []
     for spec in args.datasets:
         label, X, n_clusters = load(spec)
         for method in methods(args.methods):
-            rows.append(fit_row(method, label, X, n_clusters, args.budget))
-            print(" | ".join(map(str, rows[-1])), flush=True)
+            row, selector = fit_row(method, label, X, n_clusters, args.budget)
+            if selector is not None and args.save_selections:
+                np.savez(selection_file(args.save_selections, spec, method), **selection(selector))
+            if args.compare_with:
+                path = selection_file(args.compare_with, spec, method)
+                row += (compared(dict(np.load(path)), selection(selector))
+                        if selector is not None and os.path.exists(path) else ["", ""])
+            rows.append(row)
+            print(" | ".join(map(str, row)), flush=True)
     print()
-    print(markdown_table(HEADER, rows))
+    print(markdown_table(HEADER + (COMPARE_HEADER if args.compare_with else []), rows))
 
 
 if __name__ == "__main__":
