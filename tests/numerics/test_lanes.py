@@ -81,3 +81,11 @@ def test_one_blas_thread_holds_blas_to_one_and_still_answers_the_callers_limit()
             assert blas_thread_limit() == caller
             assert BlockLanes(10).n_lanes == caller
         assert blas_limits() == {caller} and blas_thread_limit() == caller
+
+
+def test_one_blas_thread_under_a_caller_limit_of_one_keeps_one():
+    from threadpoolctl import threadpool_info
+
+    with threadpool_limits(limits=1, user_api="blas"), one_blas_thread():
+        assert {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"} == {1}
+        assert blas_thread_limit() == 1

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from typing import Any
 
@@ -47,9 +47,11 @@ def one_blas_thread() -> Iterator[None]:
     still answers the caller's limit there."""
     from threadpoolctl import threadpool_limits
 
-    token = _CALLER_LIMIT.set(blas_thread_limit())
+    caller = blas_thread_limit()
+    token = _CALLER_LIMIT.set(caller)
     try:
-        with threadpool_limits(limits=1, user_api="blas"):
+        # Already one thread (the runner's tasks): no second scan of the loaded libraries.
+        with threadpool_limits(limits=1, user_api="blas") if caller > 1 else nullcontext():
             yield
     finally:
         _CALLER_LIMIT.reset(token)
