@@ -39,6 +39,19 @@ def test_a_preset_fixes_params_and_collapses_the_grid_axes_it_names(ls_with_pres
     assert apply_preset(cfg)["grid"] == {}
 
 
+def test_a_config_file_is_parsed_once_and_reread_when_it_changes(ls_with_preset):
+    """Method configs are cached per version of their file: an edit is seen by the next call,
+    and a caller changing the returned dict changes nothing for the next one."""
+    path = ls_with_preset / "method" / "ls.yaml"
+    cfg = method_config_for("ls")
+    cfg["presets"]["released"]["k"] = 99                      # the caller's copy only
+    assert method_presets("ls")["released"]["k"] == 3
+    edited = yaml.safe_load(path.read_text())
+    edited["presets"]["released"]["k"] = 11
+    path.write_text(yaml.safe_dump(edited))
+    assert make_selector("ls", preset="released").k == 11
+
+
 def test_an_unknown_preset_is_refused_in_one_line_naming_the_known_ones(ls_with_preset):
     with pytest.raises(UFSBenchError, match="no preset 'printed'; its presets: released"):
         make_selector("ls", preset="printed")

@@ -9,6 +9,8 @@ every grid point (:func:`ufsbench.methods.base.check_setting`).
 
 from __future__ import annotations
 
+import copy
+import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -152,7 +154,17 @@ def method_config_for(name: str) -> dict[str, Any]:
     found = group_files("method").get(name)
     if found is None:
         return {"name": name}
-    return config_dict(OmegaConf.load(found[0]), found[0])
+    path = Path(found[0])
+    stat = path.stat()
+    return copy.deepcopy(_method_config_file(str(path), stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=256)
+def _method_config_file(path: str, mtime_ns: int, size: int) -> dict[str, Any]:
+    """A method config file as a plain dict, parsed once per version of the file (keyed by
+    its modification time and size): ``make_selector(..., preset=...)`` would otherwise parse
+    YAML on every call, 5-15 ms, more than many fits on small data."""
+    return config_dict(OmegaConf.load(path), path)
 
 
 def resolve_feature_counts(conf: Mapping, n_features: int, dataset: str) -> tuple[list[int], str]:
