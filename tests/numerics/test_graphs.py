@@ -152,6 +152,19 @@ def test_squared_distances_match_cdist_on_both_paths(d):
     np.testing.assert_allclose(squared_distances(X, Y), cdist(X, Y, "sqeuclidean"), rtol=1e-10)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_squared_distances_below_the_gram_form_are_cdists_bits(seed):
+    """Below GRAM_FORM_MIN_FEATURES the distances of X to itself are cdist's exactly (each pair
+    computed once, by the same loop): ties and duplicated rows break the same way."""
+    rng = np.random.default_rng(seed)
+    n, d = int(rng.integers(2, 120)), int(rng.integers(1, GRAM_FORM_MIN_FEATURES))
+    X = rng.standard_normal((n, d)) * 10.0 ** rng.uniform(-4, 4)
+    X[rng.integers(0, n, size=n // 3)] = X[0]                           # duplicated rows
+    if seed % 2:
+        X = np.round(X, 1)                                              # many exact ties
+    assert np.array_equal(squared_distances(X), cdist(X, X, "sqeuclidean"))
+
+
 def test_knn_graph_is_symmetric_binary_with_k_neighbours():
     X = np.arange(10.0)[:, None]  # on a line: the 2 nearest of 0 are 1 and 2
     S = knn_graph(X, k=2, weight="binary")

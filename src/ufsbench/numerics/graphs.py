@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.spatial.distance import cdist
+from scipy.spatial.distance import cdist, pdist, squareform
 
-#: Below this many features cdist is exact and fast enough; above it the Gram form wins.
+#: Below this many features direct differences (pdist, cdist) are exact and fast enough; above
+#: it the Gram form wins.
 GRAM_FORM_MIN_FEATURES = 512
 #: From this many samples on, neighbours come from the blockwise search and graphs are sparse
 #: (an n x n float64 matrix would be >= 72 MB, and its full argsort dominates the fit).
@@ -39,8 +40,11 @@ def squared_distances(X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
     """
     X = np.asarray(X, dtype=float)
     if X.shape[1] < GRAM_FORM_MIN_FEATURES:
-        # Few features: cdist's direct differences are exact and already fast.
-        D = cdist(X, X if Y is None else Y, metric="sqeuclidean")
+        # Few features: direct differences are exact and already fast. Between the rows of X
+        # alone, pdist computes each pair once by the same loop as cdist (the same bits, in
+        # half the time).
+        D = cdist(X, Y, metric="sqeuclidean") if Y is not None else squareform(
+            pdist(X, metric="sqeuclidean"))
         return np.maximum(D, 0.0, out=D)
     same = Y is None
     Y = X if same else np.asarray(Y, dtype=float)
