@@ -15,7 +15,6 @@ from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, 
 from ufsbench.numerics import (
     knn_indices,
     l21_norm,
-    l21_reweight,
     laplacian,
     project_simplex_rows,
     row_norms,
@@ -109,12 +108,17 @@ def w_step(X: np.ndarray, L, q: np.ndarray, gamma: float, m: int, n_iter: int = 
         else:  # "lanczos": ARPACK on the implicit operator, warm-started from the previous W
             W = smallest_eigvecs_diag_plus_lowrank(diag, X.T, L, m, v0=W)[1]
             path = "lanczos"
-        q = l21_reweight(W, eps=eps, factor=0.5)                      # Eq. (12)
+        # Eq. (12) and objective (9) from one pass over W and one product with L_S: the bits
+        # of l21_reweight(W, eps, 0.5) and w_objective(X, L, W, gamma, eps), with and without eps.
+        row_sq = np.einsum("ij,ij->i", W, W)
+        smoothed_norms = np.sqrt(row_sq + eps)
+        q = 0.5 / smoothed_norms
         XW = X @ W
-        history.append(w_objective(X, L, W, gamma, eps, XW=XW))      # objective (9)
+        trace = float(np.einsum("ij,ij->", XW, L @ XW))
+        history.append(trace + gamma * float(smoothed_norms.sum()))
         paths.append(path)
         if tol is not None:
-            unsmoothed.append(w_objective(X, L, W, gamma, 0.0, XW=XW))
+            unsmoothed.append(trace + gamma * float(np.sqrt(row_sq).sum()))
             if len(unsmoothed) > 1 and abs(unsmoothed[-2] - unsmoothed[-1]) < tol:
                 break
     if return_projection:
