@@ -62,6 +62,19 @@ def test_alpha_eq27_gives_k_neighbours_on_average():
     assert 3.5 <= nnz.mean() <= 7.5
 
 
+@pytest.mark.parametrize("k", [1, 5, 30])
+def test_alpha_eq27_reads_the_k_plus_1_smallest_as_a_full_sort_does(k):
+    """alpha of Eq. (27) from a partition of each row: the value of the full row sort, bit for
+    bit, on data with many exactly tied distances."""
+    rng = np.random.default_rng(k)
+    D = squared_distances(np.round(rng.normal(size=(40, 2)), 0))
+    Ds = D.copy()
+    np.fill_diagonal(Ds, np.inf)
+    Ds = np.sort(Ds, axis=1)[:, : k + 1]
+    expected = float(np.mean(0.5 * k * Ds[:, k] - 0.5 * Ds[:, :k].sum(axis=1)))
+    assert sogfs_mod.alpha_eq27(D, k) == expected
+
+
 # -- the W-step: Algorithm 1 ----------------------------------------------------------------------
 def _graph_laplacian(X, seed=0):
     D = squared_distances(X)

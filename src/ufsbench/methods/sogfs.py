@@ -131,6 +131,8 @@ def alpha_eq27(D: np.ndarray, k: int) -> float:
     k = min(k, D.shape[0] - 2)  # d_{i,k+1} must exist among the n - 1 other samples
     Ds = D.copy()
     np.fill_diagonal(Ds, np.inf)
+    if k + 1 < Ds.shape[1]:     # the k + 1 smallest of each row, then sorted: the sort's values
+        Ds = np.partition(Ds, k, axis=1)[:, : k + 1]
     Ds = np.sort(Ds, axis=1)[:, : k + 1]
     alpha = float(np.mean(0.5 * k * Ds[:, k] - 0.5 * Ds[:, :k].sum(axis=1))) if k >= 1 else 0.0
     if not 0.0 < alpha < np.inf:  # k+1 nearest distances tie (duplicates), or n < 3: any alpha > 0
