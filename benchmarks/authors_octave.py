@@ -7,19 +7,22 @@ called where it lies. The one helper written here, at run time into a temporary 
 ``randsample(n, k) = randperm(n, k)'`` for an Octave without the statistics package (UFSOL's
 ``litekmeans`` draws its starts with it); it sits at the end of the path, so a real one wins.
 
-Both sides get the same data (seeded synthetic, 100 x 200, 3 clusters, written to a .mat file
-that Octave loads), the same settings, one BLAS thread (or what ``OPENBLAS_NUM_THREADS`` says,
-for both) and the same timing: one untimed call (Octave parses the files, Python imports and
-warms up), then the best wall time of 3 calls, each including the method's own graph. Octave's
-start-up is not timed. The calls are those the shared reference outputs were made with:
+Both sides get the same data, written to a .mat file that Octave loads: seeded synthetic data
+(100 x 200, 3 clusters, where most fits take milliseconds) and JAFFE (213 x 676, 10 classes;
+from ``$UFSBENCH_DATA``, skipped where absent), the same settings, one BLAS thread (or what
+``OPENBLAS_NUM_THREADS`` says, for both) and the same timing: one untimed call (Octave parses
+the files, Python imports and warms up), then the best wall time of 3 calls, each including the
+method's own graph and, on our side, building the selector with its preset. Octave's start-up
+is not timed. The calls are those the shared reference outputs were made with (c = the data's
+clusters, m = 50, SOGFS's projection round(d / 2)):
 
-| method | authors' call (X is n x d, c = 3, m = 50) | ours |
+| method | authors' call (X is n x d) | ours |
 |---|---|---|
 | ls | ``constructW(X, options)`` (KNN, k = 5, HeatKernel) + ``LaplacianScore(X, W)`` | ``released`` |
 | mcfs | ``MCFS_p(X, m, options)`` (k = 5, nUseEigenfunction = c) | ``released``, n_components = c |
 | udfs | ``udfs(X, c)`` (the wrapper's k, gamma, lambda, 20 iterations) | ``released`` |
 | dgufs | ``getS(X', 5, 1)`` + ``DGUFS(X', c, S, 1000, 0.5, m)`` | ``released``, alpha = 1000, beta = 0.5 |
-| sogfs | ``SOGFS(X, 1, d / 2, c, 5)`` | ``released``, gamma = 1, n_components = d / 2 |
+| sogfs | ``SOGFS(X, 1, round(d / 2), c, 5)`` | ``released``, gamma = 1, n_components = round(d / 2) |
 | ufsol | ``UFSwithOL(X', c, para)`` (p0 = 'sample', p1 = p2 = 1) | ``released``, alpha = beta = 1 |
 
 ``track_authors_seconds`` and ``track_ufsbench_seconds`` are the two times, ``track_speedup``
@@ -36,6 +39,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 from . import _common
 
 SHAPE = (100, 200)
@@ -43,7 +48,8 @@ N_CLUSTERS = 3
 N_SELECT = 50
 REPEATS = 3
 OCTAVE_TIMEOUT = 900.0
-PROJECTION = SHAPE[1] // 2  # SOGFS's m (the shared reference cases use round(d / 2))
+#: The data both sides fit: seeded synthetic data, and a paper data set where it is present.
+DATA = ["synthetic", "jaffe"]
 
 #: method -> (folders of UFSs/ to put on the path, first = lowest priority; the Octave statement)
 AUTHORS = {
@@ -54,19 +60,37 @@ AUTHORS = {
                        "[FeaIndex, FeaNumCandi] = MCFS_p(X, m, options);"),
     "udfs": (["UDFS"], "ranking = udfs(X, c);"),
     "dgufs": (["DGUFS"], "S = getS(X', 5, 1); [Y, L, V, Label] = DGUFS(X', c, S, 1000, 0.5, m);"),
-    "sogfs": (["SOGFS"], f"ranking = SOGFS(X, 1, {PROJECTION}, c, 5);"),
+    "sogfs": (["SOGFS"], "ranking = SOGFS(X, 1, round(d / 2), c, 5);"),
     "ufsol": (["UFSoL"], "para = struct('p0', 'sample', 'p1', 1, 'p2', 1); "
                          "[W, V, feaIdx, valVec] = UFSwithOL(X', c, para);"),
 }
 #: Our side: the ``released`` preset plus the settings the authors' call passes.
 OURS = {
     "ls": {"k": 5, "weight": "heat"},
-    "mcfs": {"k": 5, "n_components": N_CLUSTERS, "path_cardinality": N_SELECT},
+    "mcfs": {"k": 5, "path_cardinality": N_SELECT},
     "udfs": {},
     "dgufs": {"alpha": 1000.0, "beta": 0.5, "graph": "knn_self", "k": 5},
-    "sogfs": {"gamma": 1.0, "n_components": PROJECTION, "k": 5},
+    "sogfs": {"gamma": 1.0, "k": 5},
     "ufsol": {"alpha": 1.0, "beta": 1.0, "k": 5},
 }
+
+
+def our_settings(method: str, n_features: int, n_clusters: int) -> dict:
+    """OURS[method] plus what depends on the data: MCFS's c eigenfunctions and SOGFS's
+    projection of round(d / 2) columns (Octave's round: halves away from zero)."""
+    settings = dict(OURS[method])
+    if method == "mcfs":
+        settings["n_components"] = n_clusters
+    if method == "sogfs":
+        settings["n_components"] = int(np.floor(n_features / 2 + 0.5))
+    return settings
+
+
+def data_case(name: str) -> tuple[np.ndarray, int]:
+    """(X, clusters) of ``name`` in DATA; NotImplementedError when the data set is absent."""
+    if name == "synthetic":
+        return _common.synthetic(*SHAPE), N_CLUSTERS
+    return _common.real_data(name)
 RANDSAMPLE_SHIM = "function y = randsample(n, k)\n  y = randperm(n, k)';\nend\n"
 SCRIPT = """\
 addpath('{shims}', '-end');
@@ -98,7 +122,8 @@ def authors_root() -> Path | str:
     return f"UFSBENCH_AUTHORS_CODE={env} holds no UFSs/LS/LaplacianScore.m"
 
 
-def octave_seconds(method: str, ufss: Path, data_file: Path, workdir: Path) -> float:
+def octave_seconds(method: str, ufss: Path, data_file: Path, workdir: Path,
+                   n_clusters: int) -> float:
     """Best wall seconds of REPEATS calls of the authors' code on the data in ``data_file``."""
     folders, call = AUTHORS[method]
     missing = [f for f in folders if not (ufss / f).is_dir()]
@@ -107,7 +132,7 @@ def octave_seconds(method: str, ufss: Path, data_file: Path, workdir: Path) -> f
     paths = "\n".join(f"addpath('{ufss / folder}');" for folder in folders)
     script = workdir / f"ufsbench_authors_{method}.m"
     script.write_text(SCRIPT.format(shims=workdir / "shims", paths=paths, data=data_file,
-                                    c=N_CLUSTERS, m=N_SELECT, call=call, repeats=REPEATS))
+                                    c=n_clusters, m=N_SELECT, call=call, repeats=REPEATS))
     proc = subprocess.run(["octave", "--no-gui", "--no-window-system", "--quiet",
                            "--no-init-file", str(script)], cwd=workdir, capture_output=True,
                           text=True, timeout=OCTAVE_TIMEOUT, env=dict(os.environ))
@@ -118,13 +143,15 @@ def octave_seconds(method: str, ufss: Path, data_file: Path, workdir: Path) -> f
     return float(found.group(1))
 
 
-def ufsbench_seconds(method: str, X) -> float:
+def ufsbench_seconds(method: str, X, n_clusters: int) -> float:
     """Best wall seconds of REPEATS fits of our ``released`` preset, after one untimed fit."""
     from ufsbench.methods import make_selector
 
+    settings = our_settings(method, X.shape[1], n_clusters)
+
     def fit():
         sel = make_selector(method, preset="released", n_features_to_select=N_SELECT,
-                            n_clusters=N_CLUSTERS, random_state=0, **OURS[method])
+                            n_clusters=n_clusters, random_state=0, **settings)
         _common.fit_quietly(sel, X)
 
     fit()
@@ -137,53 +164,64 @@ def ufsbench_seconds(method: str, X) -> float:
 
 
 class AuthorsOctave:
-    params = [list(AUTHORS)]
-    param_names = ["method"]
+    params = [list(AUTHORS), DATA]
+    param_names = ["method", "data"]
     timeout = 3600.0
 
     def setup_cache(self) -> dict:
-        """Both sides' times for every method, measured once (Octave runs are slow to start)."""
+        """Both sides' times for every method and data, measured once (Octave runs are slow to
+        start): {data: {method: times}}, or {"skip": reason} / {data: {"skip": reason}}."""
         import scipy.io
 
         root = authors_root()
         if isinstance(root, str):
             return {"skip": root}
-        X = _common.synthetic(*SHAPE)
         times: dict = {}
         with tempfile.TemporaryDirectory(prefix="ufsbench-asv-octave-") as tmp:
             workdir = Path(tmp)
             (workdir / "shims").mkdir()
             (workdir / "shims" / "randsample.m").write_text(RANDSAMPLE_SHIM)
-            data_file = workdir / "X.mat"
-            scipy.io.savemat(data_file, {"X": X})
-            for method in AUTHORS:
+            for name in DATA:
                 try:
-                    times[method] = {"authors": octave_seconds(method, root, data_file, workdir),
-                                     "ufsbench": ufsbench_seconds(method, X)}
-                except (RuntimeError, subprocess.TimeoutExpired) as exc:
-                    times[method] = {"error": str(exc)}
+                    X, n_clusters = data_case(name)
+                except NotImplementedError as exc:
+                    times[name] = {"skip": str(exc)}
+                    continue
+                data_file = workdir / f"{name}.mat"
+                scipy.io.savemat(data_file, {"X": X})
+                times[name] = {}
+                for method in AUTHORS:
+                    try:
+                        times[name][method] = {
+                            "authors": octave_seconds(method, root, data_file, workdir,
+                                                      n_clusters),
+                            "ufsbench": ufsbench_seconds(method, X, n_clusters)}
+                    except (RuntimeError, subprocess.TimeoutExpired) as exc:
+                        times[name][method] = {"error": str(exc)}
         return times
 
     setup_cache.timeout = 3600.0
 
-    def setup(self, times: dict, method: str):
+    def setup(self, times: dict, method: str, data: str):
         if "skip" in times:
             raise NotImplementedError(f"authors' code under Octave: {times['skip']}")
-        if "error" in times[method]:
-            raise RuntimeError(times[method]["error"])
+        if "skip" in times[data]:
+            raise NotImplementedError(times[data]["skip"])
+        if "error" in times[data][method]:
+            raise RuntimeError(times[data][method]["error"])
 
-    def track_authors_seconds(self, times: dict, method: str):
-        return times[method]["authors"]
+    def track_authors_seconds(self, times: dict, method: str, data: str):
+        return times[data][method]["authors"]
 
     track_authors_seconds.unit = "seconds"
 
-    def track_ufsbench_seconds(self, times: dict, method: str):
-        return times[method]["ufsbench"]
+    def track_ufsbench_seconds(self, times: dict, method: str, data: str):
+        return times[data][method]["ufsbench"]
 
     track_ufsbench_seconds.unit = "seconds"
 
-    def track_speedup(self, times: dict, method: str):
+    def track_speedup(self, times: dict, method: str, data: str):
         """Authors' seconds / ours (> 1: ours is faster)."""
-        return times[method]["authors"] / times[method]["ufsbench"]
+        return times[data][method]["authors"] / times[data][method]["ufsbench"]
 
     track_speedup.unit = "x"

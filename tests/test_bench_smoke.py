@@ -66,7 +66,7 @@ def test_authors_code_benchmark_skips_without_checkout(suite, monkeypatch):
     times = bench.setup_cache()
     assert set(times) == {"skip"}
     with pytest.raises(NotImplementedError, match="authors' code"):
-        bench.setup(times, "ls")
+        bench.setup(times, "ls", "synthetic")
 
 
 def test_skfeature_benchmark_skips_without_skfeature(suite, monkeypatch):
