@@ -179,7 +179,7 @@ def s_step(dist: np.ndarray, alpha: float, neighbours: np.ndarray | None = None,
         # Whole rows with s_ii excluded by v_ii = -inf (never among a row's largest entries and
         # projected to 0): no gather of the n x (n-1) off-diagonal entries, no scatter back.
         # Same operations as the whole-row sort (full_sort), so S has the same bits (see ``_graph``).
-        V = -dist / (2.0 * alpha)
+        V = np.divide(dist, -2.0 * alpha)        # -d_ij / (2 alpha), bit for bit, one pass
         np.fill_diagonal(V, -np.inf)
         return project_simplex_rows_sparse(V, first_window=window)
     S = np.zeros((n, n))
@@ -536,7 +536,9 @@ class SOGFS(UFSSelector):
         S's largest row support, where the partial sorts start). Returns (S, the projected
         distances)."""
         Mdist = gram_squared_distances(XW)
-        dist = Mdist + lam * squared_distances(F)
+        dist = squared_distances(F)
+        dist *= lam
+        dist += Mdist                            # Mdist + lam ||f_i - f_j||^2, in place
         nbrs = None
         if self.neighbours == "local":
             nbrs = local0 if it < FROZEN_NEIGHBOUR_ITERS else knn_indices(Mdist, k)

@@ -42,11 +42,13 @@ def project_simplex_rows_sparse(V: np.ndarray, first_window: int = FIRST_WINDOW)
     theta = np.empty(n)
     todo, t = np.arange(n), min(max(1, int(first_window)), N)
     while todo.size:
-        rows = V[todo]
-        top = rows if t >= N else np.take_along_axis(
-            rows, np.argpartition(rows, N - t, axis=1)[:, N - t:], axis=1)
+        rows = V if todo.size == n else V[todo]
+        # The t largest values of each row (partition: values only; theta depends on the
+        # multiset of the window's values, which _threshold_from_top sorts).
+        top = rows if t >= N else np.partition(rows, N - t, axis=1)[:, N - t:]
         th, rho = _threshold_from_top(top)
         done = (rho < t - 1) | (t >= N)      # the condition failed inside the window: exact
         theta[todo[done]] = th[done]
         todo, t = todo[~done], min(2 * t, N)
-    return np.maximum(V - theta[:, None], 0.0)
+    out = V - theta[:, None]
+    return np.maximum(out, 0.0, out=out)
