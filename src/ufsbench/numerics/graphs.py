@@ -17,6 +17,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.spatial.distance import cdist, pdist, squareform
 
+from ufsbench.numerics.linalg import sym
+
 #: Below this many features direct differences (pdist, cdist) are exact and fast enough; above
 #: it the Gram form wins.
 GRAM_FORM_MIN_FEATURES = 512
@@ -59,7 +61,7 @@ def squared_distances(X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
     np.maximum(D, 0.0, out=D)
     if same:
         np.fill_diagonal(D, 0.0)
-        D = 0.5 * (D + D.T)  # exact symmetry, so kNN ties break the same way from both ends
+        D = sym(D)  # exact symmetry, so kNN ties break the same way from both ends
     return D
 
 
@@ -82,7 +84,7 @@ def gram_squared_distances(Z: np.ndarray) -> np.ndarray:
     D += sq[None, :]
     np.maximum(D, 0.0, out=D)
     np.fill_diagonal(D, 0.0)
-    return 0.5 * (D + D.T)
+    return sym(D)
 
 
 def mean_distance(X: np.ndarray, block_cells: int = KNN_BLOCK_CELLS) -> float:
