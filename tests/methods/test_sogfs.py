@@ -62,6 +62,19 @@ def test_alpha_eq27_gives_k_neighbours_on_average():
     assert 3.5 <= nnz.mean() <= 7.5
 
 
+def test_initial_graph_from_the_gram_distances_on_many_samples(monkeypatch):
+    """From SPARSE_MIN_SAMPLES samples on the input-space distances come from one Gram product:
+    alpha and S agree with the direct differences' to round-off, with the same support."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 8)) + 4.0 * rng.integers(0, 3, size=(60, 1))
+    alpha, _, S = sogfs_mod.initial_graph(X, k=5, neighbours="all", full_sort=False)
+    monkeypatch.setattr(sogfs_mod, "SPARSE_MIN_SAMPLES", 50)
+    alpha_large, _, S_large = sogfs_mod.initial_graph(X, k=5, neighbours="all", full_sort=False)
+    assert alpha_large == pytest.approx(alpha, rel=1e-12)
+    np.testing.assert_allclose(S_large, S, atol=1e-12)
+    assert np.array_equal(S_large > 0, S > 0)
+
+
 @pytest.mark.parametrize("k", [1, 5, 30])
 def test_alpha_eq27_reads_the_k_plus_1_smallest_as_a_full_sort_does(k):
     """alpha of Eq. (27) from a partition of each row: the value of the full row sort, bit for
