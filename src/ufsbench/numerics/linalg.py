@@ -39,7 +39,8 @@ def sym(A: np.ndarray) -> np.ndarray:
     A dense square float64 A of ``SYM_TILED_MIN`` rows or more is done tile by tile, each
     off-diagonal tile once and its mirror copied: entry (i, j) is 0.5 * (A_ij + A_ji) either way
     (addition commutes exactly), so the bits are those of the one-line form, whose transposed
-    read of an array larger than the cache is 3x slower.
+    read of an array larger than the cache is about twice as slow (9298 x 9298: 0.67 s against
+    0.30 s, one core).
     """
     if not (isinstance(A, np.ndarray) and A.ndim == 2 and A.shape[0] == A.shape[1]
             and A.shape[0] >= SYM_TILED_MIN and A.dtype == np.float64):
