@@ -467,7 +467,7 @@ def test_path_cardinality_at_the_count_is_the_default_bit_for_bit():
 
 
 def test_active_during_steps_counts_a_drop_steps_dropped_variable():
-    from ufsbench.methods.mcfs import active_during_steps, last_step_with_active
+    from ufsbench.methods.mcfs import active_during_steps, last_step_with_active, step_supports
 
     # supports: {} {0} {0,1} {0,1,2} {0,2}+1 at ~0 (a drop) {0,2} {0,2,3}
     active = [[], [0], [0, 1], [0, 1, 2], [0, 1, 2], [0, 2], [0, 2, 3]]
@@ -480,6 +480,9 @@ def test_active_during_steps_counts_a_drop_steps_dropped_variable():
     assert last_step_with_active(counts, path.nnz(), 3) == 6
     assert last_step_with_active(counts, path.nnz(), 2) == 5
     assert best_step(path.nnz(), 3) == 3              # the first arrival, the default's step
+    supports = step_supports(path)
+    assert [len(s) for s in supports] == path.nnz().tolist() == [0, 1, 2, 3, 2, 2, 3]
+    assert np.array_equal(active_during_steps(path, supports), counts)
 
 
 def test_mean_distance_width_is_cais_constructw_width(data):
