@@ -26,10 +26,6 @@ bit). The BLAS-thread survey of docs/performance.md is
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/bench_default_fits.py --save-selections /tmp/one
     OPENBLAS_NUM_THREADS=2 python benchmarks/bench_default_fits.py --compare-with /tmp/one
-
-``--perturb EPS`` fits X * (1 + EPS z) instead of X, z standard normal (seeded; zero entries stay
-zero): with ``--compare-with`` a saved run of the unperturbed data, it shows which selections
-round-off of that size decides (another CPU's BLAS kernel differs from this one by ~1e-16).
 """
 
 from __future__ import annotations
@@ -127,12 +123,6 @@ def load(spec: str):
     return f"{name} {X.shape[0]}x{X.shape[1]}", X, int(np.unique(y).size)
 
 
-def perturbed(X: np.ndarray, eps: float) -> np.ndarray:
-    """X * (1 + eps z), z standard normal from a fixed seed: relative noise of size eps that
-    leaves zero entries zero."""
-    return X * (1.0 + eps * np.random.default_rng(1).standard_normal(X.shape))
-
-
 def fit_row(method: str, label: str, X, n_clusters: int, budget: float):
     """(the table row, the fitted selector or None when the budget ran out)."""
     from ufsbench.methods import make_selector
@@ -185,8 +175,6 @@ def main() -> None:
                         help="write each fit's support and scores to DIR")
     parser.add_argument("--compare-with", metavar="DIR",
                         help="compare each fit's selection with the one saved in DIR")
-    parser.add_argument("--perturb", type=float, default=0.0, metavar="EPS",
-                        help="fit X * (1 + EPS z), z seeded standard normal noise")
     args = parser.parse_args()
     if args.save_selections:
         os.makedirs(args.save_selections, exist_ok=True)
@@ -194,8 +182,6 @@ def main() -> None:
     rows = []
     for spec in args.datasets:
         label, X, n_clusters = load(spec)
-        if args.perturb:
-            X = perturbed(X, args.perturb)
         for method in methods(args.methods):
             row, selector = fit_row(method, label, X, n_clusters, args.budget)
             if selector is not None and args.save_selections:

@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,16 +86,3 @@ def test_asv_finds_no_problem_in_the_suite():
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "No problems found" in proc.stdout
-
-
-def test_default_fit_table_perturbs_relatively_and_reproducibly(suite):
-    """bench_default_fits --perturb: relative noise of the given size, zeros kept, the same
-    noise on every run (a saved run can be compared with it)."""
-    from benchmarks.bench_default_fits import perturbed
-
-    X = np.random.default_rng(0).standard_normal((30, 8))
-    X[X < -1.0] = 0.0
-    P = perturbed(X, 1e-15)
-    assert np.array_equal(P == 0, X == 0) and not np.array_equal(P, X)
-    assert np.max(np.abs(P - X) / np.where(X == 0, 1.0, np.abs(X))) < 1e-14
-    assert np.array_equal(perturbed(X, 1e-15), P)
