@@ -74,6 +74,23 @@ OURS = {
     "ufsol": {"alpha": 1.0, "beta": 1.0, "k": 5},
 }
 
+RANDSAMPLE_SHIM = "function y = randsample(n, k)\n  y = randperm(n, k)';\nend\n"
+SCRIPT = """\
+addpath('{shims}', '-end');
+{paths}
+ufsbench_data = load('{data}'); X = double(ufsbench_data.X); [n, d] = size(X); c = {c}; m = {m};
+rand('state', 0); randn('state', 0);
+{call}
+ufsbench_best = Inf;
+for ufsbench_r = 1:{repeats}
+  rand('state', 0); randn('state', 0);
+  ufsbench_t = tic;
+  {call}
+  ufsbench_best = min(ufsbench_best, toc(ufsbench_t));
+end
+printf('UFSBENCH_SECONDS %.9g\\n', ufsbench_best);
+"""
+
 
 def our_settings(method: str, n_features: int, n_clusters: int) -> dict:
     """OURS[method] plus what depends on the data: MCFS's c eigenfunctions and SOGFS's
@@ -91,22 +108,6 @@ def data_case(name: str) -> tuple[np.ndarray, int]:
     if name == "synthetic":
         return _common.synthetic(*SHAPE), N_CLUSTERS
     return _common.real_data(name)
-RANDSAMPLE_SHIM = "function y = randsample(n, k)\n  y = randperm(n, k)';\nend\n"
-SCRIPT = """\
-addpath('{shims}', '-end');
-{paths}
-ufsbench_data = load('{data}'); X = double(ufsbench_data.X); [n, d] = size(X); c = {c}; m = {m};
-rand('state', 0); randn('state', 0);
-{call}
-ufsbench_best = Inf;
-for ufsbench_r = 1:{repeats}
-  rand('state', 0); randn('state', 0);
-  ufsbench_t = tic;
-  {call}
-  ufsbench_best = min(ufsbench_best, toc(ufsbench_t));
-end
-printf('UFSBENCH_SECONDS %.9g\\n', ufsbench_best);
-"""
 
 
 def authors_root() -> Path | str:

@@ -86,3 +86,14 @@ def test_asv_finds_no_problem_in_the_suite():
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "No problems found" in proc.stdout
+
+
+def test_authors_benchmark_settings_follow_the_data_as_octave_rounds(suite):
+    """SOGFS's projection is Octave's round(d / 2) (halves away from zero, not Python's round)
+    and MCFS takes the data's c eigenfunctions, on our side as on the authors'."""
+    from benchmarks.authors_octave import our_settings
+
+    assert our_settings("sogfs", 201, 3)["n_components"] == 101
+    assert our_settings("sogfs", 676, 10)["n_components"] == 338
+    assert our_settings("mcfs", 676, 10)["n_components"] == 10
+    assert "n_components" not in our_settings("ls", 676, 10)
