@@ -102,3 +102,18 @@ def test_positions_among_stored_rows_follow_top_rows_and_l20_project():
     stored = np.array([2, 3, 5, 7, 8, 20])                    # a matrix stored on some rows
     np.testing.assert_array_equal(largest_positions(norms[stored], stored, 3),
                                   top_rows(W[stored], 3))
+
+
+def test_largest_indices_is_the_stable_sort_rule_on_ties_zeros_infinities_and_nan():
+    from ufsbench.numerics.sparsity import largest_indices
+
+    rng = np.random.default_rng(7)
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan])
+    for trial in range(400):
+        n = int(rng.integers(1, 40))
+        values = rng.integers(0, 4, size=n).astype(float)     # many ties at the cut
+        if trial % 3 == 0:
+            values[rng.integers(0, n, size=3)] = rng.choice(specials, size=3)
+        for m in range(n + 2):
+            expected = np.sort(np.lexsort((np.arange(n), -values))[:m])
+            np.testing.assert_array_equal(largest_indices(values, m), expected)
