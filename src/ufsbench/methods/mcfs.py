@@ -146,8 +146,14 @@ def best_step(nnz: np.ndarray, cardinality: int) -> int:
 def step_supports(path: SparseLarsPath) -> list[np.ndarray]:
     """Each step's non-zero coefficients' features, a drop's round-off remainder excluded: the
     variables :func:`ufsbench.numerics.lars.cardinality` counts (its count is their number)."""
-    return [np.asarray(a)[np.abs(c) > ROUNDOFF_ZERO * np.abs(c).max()] if len(c) else
-            np.zeros(0, dtype=int) for a, c in zip(path.active, path.coefs)]
+    return [_above_roundoff(np.asarray(a), np.abs(c)) for a, c in zip(path.active, path.coefs)]
+
+
+def _above_roundoff(active: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
+    """The entries of ``active`` whose |coefficient| exceeds ``ROUNDOFF_ZERO`` of the largest."""
+    if not magnitude.size:
+        return np.zeros(0, dtype=int)
+    return active[magnitude > ROUNDOFF_ZERO * magnitude.max()]
 
 
 def active_during_steps(path: SparseLarsPath,
@@ -197,6 +203,9 @@ class CardinalityCoefficients:
             supports = step_supports(path)
             self.nnz = np.array([len(support) for support in supports], dtype=int)
             self.active = active_during_steps(path, supports)
+            # The last step with each count of active variables, in one pass over the steps:
+            # what last_step_with_active finds for a count that occurs.
+            self.last_with_active = {int(a): s for s, a in enumerate(self.active)}
         steps = {self.step(h) for h in range(1, max_cardinality + 1)}
         self.kept = {s: (path.active[s], path.coefs[s]) for s in steps}
 
@@ -204,6 +213,8 @@ class CardinalityCoefficients:
         """The path step taken for ``cardinality``."""
         if self.active is None:
             return best_step(self.nnz, cardinality)
+        if cardinality in self.last_with_active:
+            return self.last_with_active[cardinality]
         return last_step_with_active(self.active, self.nnz, cardinality)
 
     def coef(self, cardinality: int) -> tuple[np.ndarray, int]:

@@ -59,6 +59,15 @@ _TINY32 = np.finfo(np.float32).tiny
 _EQUALITY_TOL = np.finfo(np.float32).eps
 _COV_PRECISION = np.finfo(np.float64).precision   # 15: the decimals corr_eq_dir is rounded to
 _MAX_FLOAT = np.finfo(np.float64).max
+_ZERO = np.zeros(1)
+
+
+def _swap_rows(A: np.ndarray, i: int, j: int) -> None:
+    """Exchange rows i and j of A in place (basic indexing: no fancy-index gather)."""
+    if i != j:
+        row = A[i].copy()
+        A[i] = A[j]
+        A[j] = row
 #: A coefficient at most this fraction of its step's largest counts as zero in
 #: :func:`cardinality`: a lasso drop step's length is where the dropping coefficient crosses
 #: zero, and round-off leaves an exact zero or a remainder of <= 7e-17 of the step's largest
@@ -214,18 +223,30 @@ class _Cholesky:
 
 
 class _Scratch:
-    """Length-d work arrays for the O(d) passes of a step (no allocation per step)."""
+    """Work arrays for the O(d) passes of a step (no allocation per step)."""
 
     def __init__(self, d: int):
-        self.num, self.den, self.corr = np.empty(d), np.empty(d), np.empty(d)
-        self.bits = np.empty(d, dtype=np.uint64)
+        self.num, self.den = np.empty(2 * d), np.empty(2 * d)
+        self.corr = np.empty(d)
+        self.bits = np.empty(2 * d, dtype=np.uint64)
 
-    def min_pos_ratio(self, num_op, C, Cov, den_op, AA, corr) -> float:
-        """min_pos(num_op(C, Cov) / (den_op(AA, corr) + tiny32)) in the scratch arrays."""
+    def step_bound(self, C: float, Cov: np.ndarray, AA: float, corr: np.ndarray) -> float:
+        """min(g1, g2) of scikit-learn's step: g1 = min_pos((C - Cov) / (AA - corr + tiny32)),
+        g2 = min_pos((C + Cov) / (AA + corr + tiny32)), as one min_pos over both ratios
+        side by side (the same quotients; the smaller of the two minima is the minimum of the
+        union)."""
         size = Cov.size
-        num, den = num_op(C, Cov, out=self.num[:size]), den_op(AA, corr, out=self.den[:size])
+        num, den = self.num[:2 * size], self.den[:2 * size]
+        np.subtract(C, Cov, out=num[:size])
+        np.add(C, Cov, out=num[size:])
+        np.subtract(AA, corr, out=den[:size])
+        np.add(AA, corr, out=den[size:])
         den += _TINY32
-        return _min_pos(np.divide(num, den, out=num), self.bits[:size])
+        ratio = np.divide(num, den, out=num)
+        bound = _min_pos(ratio, self.bits[:2 * size])
+        if bound == np.inf:   # min_pos gives inf, but the largest float where none is > 0
+            return min(_min_pos(ratio[:size]), _min_pos(ratio[size:]))
+        return bound
 
 
 def lasso_lars_ridge_path(X: np.ndarray, Xy: np.ndarray, ridge: float = 0.0, *,
@@ -292,7 +313,7 @@ def lasso_lars_ridge_path(X: np.ndarray, Xy: np.ndarray, ridge: float = 0.0, *,
             nn = C_idx + n_active
             cov[nn], cov[n_active] = cov[n_active], cov[nn]
             indices[nn], indices[n_active] = indices[n_active], indices[nn]
-            XT[[n_active, nn]] = XT[[nn, n_active]]
+            _swap_rows(XT, n_active, nn)
             c = diag_gram[indices[n_active]]
             chol.reserve(n_active + 1)
             L = chol.L
@@ -308,7 +329,7 @@ def lasso_lars_ridge_path(X: np.ndarray, Xy: np.ndarray, ridge: float = 0.0, *,
                 cov[nn], cov[n_active] = cov[n_active], cov[nn]
                 continue
             n_active += 1
-            coef = np.append(coef, 0.0)
+            coef = np.concatenate((coef, _ZERO))
 
         if n_iter > 0 and alphas[n_iter - 1] < alphas[n_iter]:
             break   # alpha increasing: round-off dominates the remaining correlation
@@ -321,9 +342,7 @@ def lasso_lars_ridge_path(X: np.ndarray, Xy: np.ndarray, ridge: float = 0.0, *,
         corr_eq_dir = np.matmul(XT[n_active:], u, out=scratch.corr[:Cov.size])
         np.around(corr_eq_dir, decimals=_COV_PRECISION, out=corr_eq_dir)
 
-        g1 = scratch.min_pos_ratio(np.subtract, C, Cov, np.subtract, AA, corr_eq_dir)
-        g2 = scratch.min_pos_ratio(np.add, C, Cov, np.add, AA, corr_eq_dir)
-        gamma_ = min(g1, g2, C / AA)
+        gamma_ = min(scratch.step_bound(C, Cov, AA, corr_eq_dir), C / AA)
 
         drop = False
         z = -coef / (least_squares + _TINY32)
@@ -360,7 +379,9 @@ def _equiangular(chol: _Cholesky, n_active: int, sign_active: np.ndarray,
     if least_squares.size == 1 and least_squares == 0:
         least_squares[...] = 1
         return least_squares, 1.0
-    AA = 1.0 / np.sqrt(np.sum(least_squares * sign_active[:n_active]))
+    # The signs as float64 (exact): the same products as with the int8 signs, without the
+    # mixed-type ufunc loop.
+    AA = 1.0 / np.sqrt(np.sum(least_squares * signs))
     if not np.isfinite(AA):
         # scikit-learn's regularisation of a singular active Gram: growing diagonal jitter.
         i = 0
