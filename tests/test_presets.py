@@ -52,6 +52,24 @@ def test_a_config_file_is_parsed_once_and_reread_when_it_changes(ls_with_preset)
     assert make_selector("ls", preset="released").k == 11
 
 
+def test_a_method_config_is_found_as_the_group_listing_finds_it(ls_with_preset, tmp_path_factory):
+    """The direct lookup of a method's file is the listing's entry, shadowing included: the
+    highest-precedence user directory wins, a name that is not a plain file stem finds nothing."""
+    from ufsbench.datasets.config_dirs import config_sources, group_files, option_file
+
+    later = tmp_path_factory.mktemp("later")
+    (later / "method").mkdir()
+    (later / "method" / "ls.yaml").write_text((ls_with_preset / "method" / "ls.yaml").read_text())
+    sources = (*config_sources(), (later, True))
+    listed = group_files("method", sources)
+    for name, (path, _) in listed.items():
+        assert option_file("method", name, sources) == path
+    assert option_file("method", "ls", sources) == later / "method" / "ls.yaml"
+    assert option_file("method", "ls") == ls_with_preset / "method" / "ls.yaml"
+    for odd in ("", "no_such_method", "../method/ls", "method/ls"):
+        assert option_file("method", odd, sources) is None
+
+
 def test_an_unknown_preset_is_refused_in_one_line_naming_the_known_ones(ls_with_preset):
     with pytest.raises(UFSBenchError, match="no preset 'printed'; its presets: released"):
         make_selector("ls", preset="printed")

@@ -149,12 +149,11 @@ def check_run(conf: Mapping, methods: list[Mapping]) -> None:
 def method_config_for(name: str) -> dict[str, Any]:
     """The method config ``method=<name>`` chooses, the user's shadowing the packaged one
     (``{"name": name}`` when there is none: the selector's defaults)."""
-    from ufsbench.datasets.config_dirs import group_files
+    from ufsbench.datasets.config_dirs import option_file
 
-    found = group_files("method").get(name)
-    if found is None:
+    path = option_file("method", name)
+    if path is None:
         return {"name": name}
-    path = Path(found[0])
     stat = path.stat()
     return copy.deepcopy(_method_config_file(str(path), stat.st_mtime_ns, stat.st_size))
 

@@ -83,6 +83,19 @@ def group_files(group: str, sources=None) -> dict[str, tuple[Path, bool]]:
     return files
 
 
+def option_file(group: str, stem: str, sources=None) -> Path | None:
+    """The config file of option ``stem`` in a group keyed by file stem (methods), shadowing
+    applied: :func:`group_files`'s entry without listing the directories (a few stat calls; a
+    glob of every directory took ~0.6 ms, a tenth of a small fit, on every ``make_selector``)."""
+    if not stem or Path(stem).name != stem:
+        return None
+    for directory, _ in reversed(sources or config_sources()):
+        path = Path(directory) / group / f"{stem}.yaml"
+        if path.is_file():
+            return path
+    return None
+
+
 def merged_config_dir(target: Path, extra_datasets: dict[str, dict] | None = None) -> Path:
     """Write the packaged config tree with the user's entries laid over it into ``target``
     (plus ``extra_datasets``: synthesised entries by name); returns ``target``."""
