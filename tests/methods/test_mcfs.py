@@ -485,6 +485,34 @@ def test_active_during_steps_counts_a_drop_steps_dropped_variable():
     assert np.array_equal(active_during_steps(path, supports), counts)
 
 
+def test_step_supports_apply_the_roundoff_rule_step_by_step():
+    """The supports of all steps, found at once, are each step's features whose |coefficient|
+    exceeds ROUNDOFF_ZERO of that step's largest (empty and all-zero steps included)."""
+    from ufsbench.methods.mcfs import step_supports
+    from ufsbench.numerics.lars import ROUNDOFF_ZERO
+
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        active, coefs = [], []
+        for _ in range(int(rng.integers(1, 12))):
+            size = int(rng.integers(0, 6))
+            coef = rng.standard_normal(size)
+            if size and rng.random() < 0.5:
+                coef[rng.integers(size)] = 1e-17 * np.abs(coef).max()   # a drop remainder
+            if rng.random() < 0.1:
+                coef[:] = 0.0
+            active.append(rng.choice(50, size=size, replace=False))
+            coefs.append(coef)
+        path = SparseLarsPath(50, np.zeros(len(coefs)), active, coefs)
+        expected = [a[np.abs(c) > ROUNDOFF_ZERO * np.abs(c).max()] if c.size else a
+                    for a, c in zip(active, coefs)]
+        got = step_supports(path)
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(g, e)
+        assert [len(g) for g in got] == path.nnz().tolist()
+
+
 def test_mean_distance_width_is_cais_constructw_width(data):
     from scipy.spatial.distance import cdist
 

@@ -55,11 +55,12 @@ from scipy import linalg
 from scipy.linalg.lapack import dpotrs as _potrs
 from scipy.linalg.lapack import dtrtrs as _trtrs
 
-_TINY32 = np.finfo(np.float32).tiny
+_TINY32 = float(np.finfo(np.float32).tiny)   # exact as a Python float: no scalar casts
 _EQUALITY_TOL = np.finfo(np.float32).eps
 _COV_PRECISION = np.finfo(np.float64).precision   # 15: the decimals corr_eq_dir is rounded to
 _MAX_FLOAT = np.finfo(np.float64).max
 _ZERO = np.zeros(1)
+_ONE_BITS = np.uint64(1)
 
 
 def _swap_rows(A: np.ndarray, i: int, j: int) -> None:
@@ -143,8 +144,8 @@ def _min_pos(x: np.ndarray, work: np.ndarray | None = None) -> float:
     """
     if not x.size:
         return _MAX_FLOAT
-    bits = np.subtract(x.view(np.uint64), np.uint64(1), out=work)
-    best = x[int(np.argmin(bits))]
+    bits = np.subtract(x.view(np.uint64), _ONE_BITS, out=work)
+    best = x[bits.argmin()]
     return float(best) if best > 0 else _MAX_FLOAT
 
 
@@ -294,7 +295,7 @@ def lasso_lars_ridge_path(X: np.ndarray, Xy: np.ndarray, ridge: float = 0.0, *,
     while True:
         Cov = cov[n_active:]
         if Cov.size:
-            C_idx = int(np.argmax(np.abs(Cov, out=scratch.num[:Cov.size])))
+            C_idx = int(np.abs(Cov, out=scratch.num[:Cov.size]).argmax())
             C_ = Cov[C_idx]
             C = np.fabs(C_)
         else:
@@ -340,7 +341,7 @@ def lasso_lars_ridge_path(X: np.ndarray, Xy: np.ndarray, ridge: float = 0.0, *,
         Cov = cov[n_active:]
         u = least_squares @ XT[:n_active]
         corr_eq_dir = np.matmul(XT[n_active:], u, out=scratch.corr[:Cov.size])
-        np.around(corr_eq_dir, decimals=_COV_PRECISION, out=corr_eq_dir)
+        corr_eq_dir.round(decimals=_COV_PRECISION, out=corr_eq_dir)
 
         gamma_ = min(scratch.step_bound(C, Cov, AA, corr_eq_dir), C / AA)
 
@@ -356,7 +357,7 @@ def lasso_lars_ridge_path(X: np.ndarray, Xy: np.ndarray, ridge: float = 0.0, *,
         n_iter += 1
         coef = coef + gamma_ * least_squares
         steps_active.append(indices[:n_active].copy())
-        steps_coef.append(coef.copy())
+        steps_coef.append(coef)          # a fresh array every step, never written in place
         # count_nonzero bounds the cardinality from above: the dearer count only near the stop.
         if (stop_nnz is not None and np.count_nonzero(coef) >= stop_nnz
                 and cardinality(coef) >= stop_nnz):
@@ -380,9 +381,12 @@ def _equiangular(chol: _Cholesky, n_active: int, sign_active: np.ndarray,
         least_squares[...] = 1
         return least_squares, 1.0
     # The signs as float64 (exact): the same products as with the int8 signs, without the
-    # mixed-type ufunc loop.
-    AA = 1.0 / np.sqrt(np.sum(least_squares * signs))
-    if not np.isfinite(AA):
+    # mixed-type ufunc loop; the same sum (ndarray.sum is np.sum) and the correctly rounded
+    # sqrt of math, without numpy's scalar overhead. A sum that is not > 0 gives AA = inf, as
+    # numpy's sqrt (nan) or division (inf) did: the jitter below.
+    total = float((least_squares * signs).sum())
+    AA = 1.0 / math.sqrt(total) if total > 0 else math.inf
+    if not math.isfinite(AA):
         # scikit-learn's regularisation of a singular active Gram: growing diagonal jitter.
         i = 0
         L_ = chol.L[:n_active, :n_active].copy()
