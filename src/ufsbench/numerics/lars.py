@@ -61,14 +61,6 @@ _COV_PRECISION = np.finfo(np.float64).precision   # 15: the decimals corr_eq_dir
 _MAX_FLOAT = np.finfo(np.float64).max
 _ZERO = np.zeros(1)
 _ONE_BITS = np.uint64(1)
-
-
-def _swap_rows(A: np.ndarray, i: int, j: int) -> None:
-    """Exchange rows i and j of A in place (basic indexing: no fancy-index gather)."""
-    if i != j:
-        row = A[i].copy()
-        A[i] = A[j]
-        A[j] = row
 #: A coefficient at most this fraction of its step's largest counts as zero in
 #: :func:`cardinality`: a lasso drop step's length is where the dropping coefficient crosses
 #: zero, and round-off leaves an exact zero or a remainder of <= 7e-17 of the step's largest
@@ -139,7 +131,7 @@ def _min_pos(x: np.ndarray, work: np.ndarray | None = None) -> float:
     those of +0.0 (2^64 - 1) and of the negative doubles and -0.0 (>= 2^63 - 1, sign bit set),
     and positive NaNs lie above +inf. So the entry with the smallest pattern minus 1 is the
     smallest positive one if any entry is positive, and is otherwise not > 0. (A boolean
-    compress + min took ~5x longer at d = 10^4; LARS calls this three times per step.)
+    compress + min took ~5x longer at d = 10^4; LARS calls this twice per step.)
     ``work``: an optional uint64 scratch array of x's shape.
     """
     if not x.size:
@@ -147,6 +139,14 @@ def _min_pos(x: np.ndarray, work: np.ndarray | None = None) -> float:
     bits = np.subtract(x.view(np.uint64), _ONE_BITS, out=work)
     best = x[bits.argmin()]
     return float(best) if best > 0 else _MAX_FLOAT
+
+
+def _swap_rows(A: np.ndarray, i: int, j: int) -> None:
+    """Exchange rows i and j of A in place (basic indexing: no fancy-index gather)."""
+    if i != j:
+        row = A[i].copy()
+        A[i] = A[j]
+        A[j] = row
 
 
 def _cholesky_delete(L: np.ndarray, k: int) -> None:
