@@ -191,6 +191,30 @@ def test_sigkill_mid_sweep_keeps_finished_records_and_rerun_completes(tmp_path):
         assert a["acc"] == b["acc"] and a["selected"] == b["selected"]
 
 
+def test_sigterm_mid_sweep_ends_like_ctrl_c_and_keeps_finished_records(tmp_path):
+    # A batch system's time limit sends SIGTERM: one line on stderr, exit 128 + 15, the
+    # finished records kept and no lock or half-written file left for the rerun to clear.
+    store = tmp_path / "store"
+    proc = subprocess.Popen(SWEEP + [f"results_dir={store}"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while len(_records(store)) < 3 and time.time() < deadline:
+        time.sleep(0.002)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    assert [line for line in stderr.splitlines() if line.strip()] == [
+        "ufsbench: terminated; every finished result is kept in the store; run the same "
+        "command again to resume"]
+    before = _records(store)
+    assert 3 <= len(before) < 10 * 2 * 6
+    assert not list(store.rglob("*.lock")) and not list(store.rglob("*.partial"))
+    subprocess.run(SWEEP + [f"results_dir={store}"], check=True, capture_output=True)
+    after = _records(store)
+    assert len(after) == 10 * 2 * 6
+    assert all(after[name] == record for name, record in before.items())
+
+
 def test_method_config_scorings_extend_the_protocol(tmp_path):
     base = EvaluationProtocol(n_runs=2)
     assert base.with_scoring(None).scoring == ("kmeans",)

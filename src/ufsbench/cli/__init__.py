@@ -3,13 +3,16 @@ report, datasets, methods, cache; ``plot.py``: plot, regress).
 
 Bad input ends with one line ``ufsbench: error: ...`` on stderr and exit code 2, before anything
 is computed; a run in which some settings failed ends with a summary naming each and exit code 1;
-Ctrl-C keeps every finished record and says how to resume.
+Ctrl-C, or a SIGTERM (``kill``, a batch system's time limit), keeps every finished record and
+says how to resume.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 
 from ufsbench.cli.common import fail as _fail
 from ufsbench.cli.conformance import _conformance
@@ -50,6 +53,16 @@ COMMANDS = {"run": _run, "select": _select, "report": _report, "datasets": _data
             "conformance": _conformance, "stability": _stability, "planted": _planted}
 
 
+class Terminated(KeyboardInterrupt):
+    """A SIGTERM, raised where the process is so that it ends the way Ctrl-C does: workers
+    stopped, finished records kept, one line on stderr (Python's default would end the
+    process at once and leave the worker pool's resources for its tracker to report)."""
+
+
+def _raise_terminated(_signum, _frame) -> None:
+    raise Terminated
+
+
 def _one_line_warning(message, category, *_args, **_kwargs) -> str:
     return f"ufsbench: {category.__name__}: {message}\n"
 
@@ -59,10 +72,14 @@ def main(argv: list[str] | None = None) -> None:
 
     shown_as = warnings.formatwarning
     warnings.formatwarning = _one_line_warning  # no source lines in a user's terminal
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    on_sigterm = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
     try:
         _main(sys.argv[1:] if argv is None else list(argv))
     finally:
         warnings.formatwarning = shown_as
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, on_sigterm)
 
 
 def _help(_args: list[str]) -> None:
@@ -82,8 +99,10 @@ def _main(argv: list[str]) -> None:
     except BrokenPipeError:  # e.g. `ufsbench report | head`: the reader left, nothing to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)
-    except KeyboardInterrupt:
-        print("\nufsbench: interrupted; every finished result is kept in the store; run the same "
-              "command again to resume", file=sys.stderr)
-        sys.exit(130)
+    except KeyboardInterrupt as exc:
+        terminated = isinstance(exc, Terminated)
+        print(f"\nufsbench: {'terminated' if terminated else 'interrupted'}; every finished "
+              f"result is kept in the store; run the same command again to resume",
+              file=sys.stderr)
+        sys.exit(128 + signal.SIGTERM if terminated else 130)
 
