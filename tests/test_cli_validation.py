@@ -116,3 +116,37 @@ def test_failed_setting_named_exit_1_and_retried_by_the_next_run(tmp_path):
     assert fixed.returncode == 0, fixed.stderr
     assert "1 already in the store, 1 new record(s)" in fixed.stderr
     assert not list((store / "digits" / "ls" / "failed").glob("*.json"))
+
+
+@pytest.mark.parametrize("sweep, message", [
+    (["method.params.k=5,0"], "job 2 of 2 (method.params.k=0): method ls at {'k': 0"),
+    (["dataset=digits,nosuch.csv"], "data file nosuch.csv does not exist"),
+    (["method=ls,variance", "method.params.k=5"],
+     "job 2 of 2 (method=variance): Could not override 'method.params.k'"),
+])
+def test_a_multirun_checks_every_job_before_the_first_runs(tmp_path, sweep, message):
+    store = tmp_path / "store"
+    given = {o.partition("=")[0] for o in sweep}
+    base = [o for o in ("method=ls", "dataset=digits") if o.partition("=")[0] not in given]
+    out = ufsbench("run", "-m", *base, *sweep, f"results_dir={store}", *FAST, cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ufsbench: error: "), out.stderr
+    assert message in lines[0]
+    assert _tree(store) is None
+
+
+def test_a_multirun_refuses_a_data_set_it_cannot_have_before_any_job(tmp_path):
+    import os
+
+    store, empty = tmp_path / "store", tmp_path / "no-data"
+    empty.mkdir()
+    out = subprocess.run(CLI + ["run", "-m", "method=ls", "dataset=digits,jaffe",
+                                f"data_dir={empty}", f"results_dir={store}", *FAST],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                         env={**os.environ, "UFSBENCH_OFFLINE": "1"})
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "job 2 of 2 (dataset=jaffe): data set 'jaffe'" in lines[0], out.stderr
+    assert "downloads are off" in lines[0] and lines[0].endswith("(no job has run)")
+    assert _tree(store) is None

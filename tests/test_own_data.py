@@ -292,3 +292,16 @@ def test_label_free_rule_covers_a_data_set_outside_the_registry(tmp_path):
     assert fixed_counts(df) == {"my_own_file": 8}     # the middle of the evaluated counts
     cells = select_cells(df, "acc", "default")
     assert len(cells) == 1 and cells.iloc[0]["n_features"] == 8
+
+
+@pytest.mark.parametrize("stem", ["2024", "nan", "true", "null", "1e5"])
+def test_a_file_whose_name_the_override_grammar_reads_as_a_value_runs_under_that_name(
+        held_out, stem):
+    tmp_path, _, _ = held_out
+    (tmp_path / f"{stem}.csv").write_bytes((tmp_path / "heldout_table.csv").read_bytes())
+    res = tmp_path / "res"
+    out = ufsbench("run", "method=variance", f"dataset=./{stem}.csv", "feature_counts=[3]",
+                   "baselines=[]", *FAST, f"results_dir={res}", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.startswith(f"{stem}: ")
+    assert [p.name for p in res.iterdir()] == [stem]

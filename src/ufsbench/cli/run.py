@@ -26,12 +26,28 @@ def _validate_choices(overrides: list[str], data_files=()) -> None:
     for item in overrides:
         name, _, value = item.lstrip("+~").partition("=")
         if name in known and value and "(" not in value:
-            for choice in value.split(","):
+            for choice in map(_unquoted, value.split(",")):
                 if choice not in known[name]:
                     what = "data set" if name == "dataset" else "method"
                     hint = " (or the path of a data file, e.g. dataset=./colon.csv)" \
                         if name == "dataset" else ""
                     _fail(f"unknown {what} {choice!r}; known: {', '.join(known[name])}{hint}")
+
+
+def _unquoted(value: str) -> str:
+    """A value of Hydra's override grammar without the quotes that make it a string."""
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def _grammar_string(name: str) -> str:
+    """``name`` written so that Hydra's override grammar reads it back as that string: quoted
+    where it would read a number, a boolean or null (a data file named 2024.csv or nan.csv)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    value = OverridesParser.create().parse_override(f"dataset={name}").value()
+    return name if isinstance(value, str) and value == name else f"'{name}'"
 
 
 def _command_line_config_dirs(overrides: list[str]) -> list[str]:
@@ -78,7 +94,7 @@ def _path_datasets(overrides: list[str]) -> tuple[list[str], dict[str, dict]]:
                                         "run, or rename the files")
                 node = path_dataset_config(choice, rename)
                 configs[node["name"]] = node
-                choice = node["name"]
+                choice = _grammar_string(node["name"])
             choices.append(choice)
         out.append(f"{key}={','.join(choices)}")
     return out, configs
@@ -187,6 +203,81 @@ def _sweep_size(overrides: list[str]) -> int:
     return size
 
 
+#: Most jobs of a multirun whose configs are composed and checked before the first one runs.
+PREFLIGHT_MAX_JOBS = 2000
+
+
+def _job_overrides(overrides: list[str]) -> list[tuple[list[str], list[str]]]:
+    """(overrides, the swept ones among them) of every job of a basic-sweeper multirun of
+    ``overrides``, in the order Hydra runs them; the flags and ``hydra`` keys, which choose how
+    jobs run and not what, are left out."""
+    import itertools
+
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    plain, skip = [], False
+    for item in overrides:
+        if skip or item in ("-m", "--multirun"):
+            skip = False
+            continue
+        if item in ("--config-dir", "-cd"):
+            skip = True
+            continue
+        if item.startswith(("-", "hydra.", "hydra/", "+hydra", "~hydra")):
+            continue
+        plain.append(item)
+    axes = []
+    for parsed in OverridesParser.create().parse_overrides(plain):
+        key = parsed.get_key_element()
+        if parsed.is_sweep_override():
+            axes.append([(f"{key}={value}", True) for value in parsed.sweep_string_iterator()])
+        else:
+            value = parsed.get_value_element_as_str()
+            axes.append([(f"{key}={'' if value is None else value}", False)])
+    return [([item for item, _ in job], [item for item, swept in job if swept])
+            for job in itertools.product(*axes)]
+
+
+def _preflight(overrides: list[str], root) -> None:
+    """Compose and check every job of a multirun before the first one runs: a bad setting or
+    a data set that cannot be had in its last job is refused before any computation, naming
+    the job. Data sets are loaded only when they are not present and verified (or are files
+    given by path, which are read and checked)."""
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    from ufsbench.datasets import dataset_status, load_dataset_config
+    from ufsbench.run_config import check_run, config_dict, method_config_for
+
+    jobs = _job_overrides(overrides)
+    if len(jobs) > PREFLIGHT_MAX_JOBS:
+        return
+    # Jobs a cluster launcher runs read their data where they run, not here.
+    local = not any(o.startswith("hydra/launcher=") and o != "hydra/launcher=basic"
+                    for o in overrides)
+    checked_data: set[str] = set()
+    with initialize_config_dir(config_dir=str(root), version_base=None):
+        for number, (job, swept) in enumerate(jobs, start=1):
+            try:
+                conf = config_dict(compose(config_name="config", overrides=job), "the config")
+                methods = [conf["method"]] + [method_config_for(name)
+                                              for name in conf.get("baselines") or []
+                                              if name != conf["method"]["name"]]
+                check_run(conf, methods)
+                node = conf["dataset"]
+                if not local or node["name"] in checked_data:
+                    continue
+                checked_data.add(node["name"])
+                if node.get("kind") == "file" or not dataset_status(
+                        node["name"], conf["data_dir"])["verified"]:
+                    load_dataset_config(node, data_dir=conf["data_dir"], download=conf["download"])
+            except (UFSBenchError, HydraException, OmegaConfBaseException) as exc:
+                why = " ".join(str(exc).split()).rstrip(".")
+                raise UFSBenchError(f"job {number} of {len(jobs)} ({' '.join(swept)}): {why} "
+                                    f"(no job has run)") from None
+
+
 def _summarise_failures(failures: list[tuple[str, dict, str]]) -> None:
     """One line per failed setting: method, parameters, the error's first line."""
     print(f"ufsbench: {len(failures)} setting(s) failed (the next run retries them; "
@@ -213,6 +304,8 @@ def _run(overrides: list[str]) -> None:
         # Hydra composes is what the registry lists.
         root = Path(tmp)
         overrides, _ = _prepare_overrides(overrides, root)
+        if multirun:
+            _preflight(overrides, root)
 
         @hydra.main(config_path=str(root), config_name="config", version_base=None)
         def entry(cfg):

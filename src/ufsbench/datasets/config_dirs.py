@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 
 import yaml
+from omegaconf import OmegaConf
 
 from ufsbench.errors import UFSBenchError
 from ufsbench.paths import config_dir
@@ -106,5 +107,6 @@ def merged_config_dir(target: Path, extra_datasets: dict[str, dict] | None = Non
                 (target / group).mkdir(exist_ok=True)
                 shutil.copyfile(path, target / group / f"{name}.yaml")
     for name, entry in (extra_datasets or {}).items():
-        (target / "dataset" / f"{name}.yaml").write_text(yaml.safe_dump(entry, sort_keys=False))
+        # OmegaConf's writer quotes what its own reader would take for a number (1e5, 2024).
+        (target / "dataset" / f"{name}.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(entry)))
     return target

@@ -311,7 +311,7 @@ def check_labels(path, y, label: str) -> None:
     """Labels that can score a clustering: at least two classes, fewer classes than samples."""
     values = np.unique(np.asarray(y).astype(str))
     if values.size < 2:
-        raise DataError(f"{path}: the label column {label!r} has a single value ({values[0]!r}); "
+        raise DataError(f"{path}: the label column {label!r} has a single value ({str(values[0])!r}); "
                         f"scoring a clustering needs at least 2 classes: give the right column "
                         f"with dataset.label=..., or use `ufsbench select ... dataset.label=none` "
                         f"to select features without labels")
