@@ -184,3 +184,15 @@ def test_the_label_free_rule_keeps_its_earlier_name_default_with_a_warning():
         assert canonical_rule("default") == "label_free"
     with pytest.raises(UFSBenchError, match="unknown rule 'best'"):
         canonical_rule("best")
+
+
+@pytest.mark.parametrize("option, name", [("--dataset", "nosuch"), ("--method", "lss")])
+def test_report_refuses_a_name_the_store_has_no_record_of(store, capsys, option, name):
+    # A typo in a filter must not read as an empty store.
+    with pytest.raises(SystemExit) as stopped:
+        main(["report", "--results-dir", str(store), option, name])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    what = option.removeprefix("--")
+    assert len(err) == 1 and err[0].startswith(f"ufsbench: error: no results for {what} {name}")
+    assert "stored: " in err[0]

@@ -58,7 +58,7 @@ from ufsbench.figure_style import (  # the one module importing matplotlib (see 
     sorted_values,
 )
 from ufsbench.methods.base import keeps_all_features
-from ufsbench.records import load_results, one_protocol
+from ufsbench.records import load_results, named_rows, one_protocol
 from ufsbench.report import (
     METRICS,
     RULE_LABELS,
@@ -86,14 +86,7 @@ def results_frame(results_dir=None, datasets=None, methods=None) -> pd.DataFrame
     if df.empty:
         raise UFSBenchError(f"no results in {where}; run `ufsbench run ...` first or point "
                             f"--results-dir at a result store")
-    df = df[~df["stale"]]
-    for column, wanted in (("dataset", datasets), ("method", methods)):
-        if wanted:
-            missing = sorted(set(wanted) - set(df[column]))
-            if missing:
-                raise UFSBenchError(f"no results for {column} {', '.join(missing)} in {where}; "
-                                    f"stored: {', '.join(sorted(set(df[column])))}")
-            df = df[df[column].isin(wanted)]
+    df = named_rows(df[~df["stale"]], where, datasets, methods)
     if df.empty:
         raise UFSBenchError(f"every record in {where} is stale (its data file changed); rerun "
                             f"`ufsbench run ...` to recompute them")

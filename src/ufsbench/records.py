@@ -112,6 +112,20 @@ PROTOCOL_FLAGS = {"seed": "--seed", "n_runs": "--n-runs", "kmeans_init": "--kmea
                   "kmeans_max_iter": "--kmeans-max-iter", "nmi_normalisation": "--nmi"}
 
 
+def named_rows(df: pd.DataFrame, where, datasets=None, methods=None) -> pd.DataFrame:
+    """The rows of ``df`` (a store's tidy table, read from ``where``) of the named data sets and
+    methods (None or empty: all). A name with no row is refused in one line naming what the
+    store holds: a typo must not read as "no results"."""
+    for column, wanted in (("dataset", datasets), ("method", methods)):
+        if wanted:
+            missing = sorted(set(wanted) - set(df[column]))
+            if missing:
+                raise UFSBenchError(f"no results for {column} {', '.join(missing)} in {where}; "
+                                    f"stored: {', '.join(sorted(set(df[column])))}")
+            df = df[df[column].isin(wanted)]
+    return df
+
+
 def default_protocol() -> dict:
     """The protocol of ``configs/config.yaml`` (what ``ufsbench run`` uses unless overridden)."""
     from omegaconf import OmegaConf

@@ -498,6 +498,7 @@ from ufsbench.records import (  # noqa: E402, F401
     default_protocol,
     load_failures,
     load_results,
+    named_rows,
     one_protocol,
     protocol_text,
 )

@@ -23,7 +23,7 @@ def _report(args: list[str]) -> None:
         stale_note,
         write_reports,
     )
-    from ufsbench.results import load_failures, load_results, one_protocol
+    from ufsbench.results import ResultStore, load_failures, load_results, named_rows, one_protocol
 
     parser = argparse.ArgumentParser(prog="ufsbench report",
                                      description="ACC/NMI tables from the result store")
@@ -56,10 +56,8 @@ def _report(args: list[str]) -> None:
     if opts.html:   # before any output: without the plots extra this ends in one line
         from ufsbench.html import write_html
     df = load_results(opts.results_dir)
-    if opts.dataset and not df.empty:
-        df = df[df["dataset"].isin(opts.dataset)]
-    if opts.method and not df.empty:
-        df = df[df["method"].isin(opts.method)]
+    if not df.empty:
+        df = named_rows(df, ResultStore(opts.results_dir).root, opts.dataset, opts.method)
     df, left_out = one_protocol(df, {"seed": opts.seed, "n_runs": opts.n_runs,
                                      "kmeans_init": opts.kmeans_init,
                                      "kmeans_max_iter": opts.kmeans_max_iter,
