@@ -210,3 +210,24 @@ def test_degenerate_fits_are_counted_and_marked(tmp_path):
     assert record["phi"] == pytest.approx(1.0) and record["degenerate_fits"] == 4
     frame = stability_frame(load_stability(tmp_path))
     assert frame.loc["variance", "same"].endswith(DEGENERATE_MARK)
+
+
+def test_cli_cost_counts_a_fit_that_serves_every_count_once(tmp_path):
+    # variance ranks once per subsample: 4 fits serve both counts, listed in both records.
+    out = ufsbench("stability", "method=variance", "dataset=synthetic", "feature_counts=[5,10]",
+                   "subsamples=4", "n_jobs=1", f"results_dir={tmp_path / 'store'}")
+    assert out.returncode == 0, out.stderr
+    assert "cost: 4 subsample fits" in out.stdout
+    assert "2 of 2 feature count(s) finished, 4 subsample fits (B = 4)" in out.stderr
+
+
+def test_fitting_cost_adds_per_count_refits_and_shares_one_fit_per_subsample():
+    from ufsbench.cli.stability import fitting_cost
+
+    def row(method, m, kind, fits, seconds):
+        return {"dataset": "d", "method": method, "params": "{}", "n_features": m,
+                "selection_kind": kind, "fits": fits, "fit_time": seconds}
+
+    rows = [row("ls", m, "one fit per subsample", 5, 2.0) for m in (10, 20, 30)]
+    rows += [row("kmufs", m, "per-count refit", 5, 3.0) for m in (10, 20)]
+    assert fitting_cost(rows) == (5 + 10, 2.0 + 6.0)
