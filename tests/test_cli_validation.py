@@ -150,3 +150,13 @@ def test_a_multirun_refuses_a_data_set_it_cannot_have_before_any_job(tmp_path):
     assert len(lines) == 1 and "job 2 of 2 (dataset=jaffe): data set 'jaffe'" in lines[0], out.stderr
     assert "downloads are off" in lines[0] and lines[0].endswith("(no job has run)")
     assert _tree(store) is None
+
+
+def test_a_multirun_checks_feature_counts_against_every_data_set_first(tmp_path):
+    store = tmp_path / "store"
+    out = ufsbench("run", "-m", "method=ls", "dataset=synthetic,digits", "feature_counts=[80]",
+                   f"results_dir={store}", *FAST, cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ufsbench: error: job 2 of 2 (dataset=digits):")
+    assert "exceed the 64 features of digits" in lines[0] and _tree(store) is None

@@ -248,7 +248,12 @@ def _preflight(overrides: list[str], root) -> None:
     from omegaconf.errors import OmegaConfBaseException
 
     from ufsbench.datasets import dataset_status, load_dataset_config
-    from ufsbench.run_config import check_run, config_dict, method_config_for
+    from ufsbench.run_config import (
+        check_run,
+        config_dict,
+        method_config_for,
+        resolve_feature_counts,
+    )
 
     jobs = _job_overrides(overrides)
     if len(jobs) > PREFLIGHT_MAX_JOBS:
@@ -266,12 +271,15 @@ def _preflight(overrides: list[str], root) -> None:
                                               if name != conf["method"]["name"]]
                 check_run(conf, methods)
                 node = conf["dataset"]
-                if not local or node["name"] in checked_data:
-                    continue
-                checked_data.add(node["name"])
-                if node.get("kind") == "file" or not dataset_status(
-                        node["name"], conf["data_dir"])["verified"]:
-                    load_dataset_config(node, data_dir=conf["data_dir"], download=conf["download"])
+                n_features = node.get("n_features")
+                if local and node["name"] not in checked_data:
+                    checked_data.add(node["name"])
+                    if node.get("kind") == "file" or not dataset_status(
+                            node["name"], conf["data_dir"])["verified"]:
+                        n_features = load_dataset_config(node, data_dir=conf["data_dir"],
+                                                         download=conf["download"]).n_features
+                if n_features:
+                    resolve_feature_counts(conf, int(n_features), node["name"])
             except (UFSBenchError, HydraException, OmegaConfBaseException) as exc:
                 why = " ".join(str(exc).split()).rstrip(".")
                 raise UFSBenchError(f"job {number} of {len(jobs)} ({' '.join(swept)}): {why} "
