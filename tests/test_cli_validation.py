@@ -160,3 +160,18 @@ def test_a_multirun_checks_feature_counts_against_every_data_set_first(tmp_path)
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("ufsbench: error: job 2 of 2 (dataset=digits):")
     assert "exceed the 64 features of digits" in lines[0] and _tree(store) is None
+
+
+def test_a_multirun_counts_range_and_glob_sweeps_and_refuses_an_empty_glob(tmp_path):
+    store = tmp_path / "store"
+    base = ["dataset=synthetic", "feature_counts=[5]", f"results_dir={store}", *FAST]
+    ranged = ufsbench("run", "-m", "method=ls", "method.params.k=range(3,5)", *base, cwd=tmp_path)
+    assert ranged.returncode == 0, ranged.stderr
+    assert "job 2 of 2 done" in ranged.stderr and "of 1 done" not in ranged.stderr
+    globbed = ufsbench("run", "-m", "method=glob(varia*)", *base, cwd=tmp_path)
+    assert globbed.returncode == 0, globbed.stderr
+    assert "synthetic / variance:" in globbed.stderr and "job 1 of 1 done" in globbed.stderr
+    empty = ufsbench("run", "-m", "method=glob(zz*)", *base, cwd=tmp_path)
+    assert empty.returncode == 2
+    assert empty.stderr.startswith("ufsbench: error: method=glob(zz*) matches none of the "
+                                   "options of method: allfeatures, ")

@@ -192,28 +192,20 @@ def _print_tables(shown: list[dict]) -> None:
         print(report_tables(df, rules=shown[0]["rules"], summary=shown[0]["summary"]))
 
 
-def _sweep_size(overrides: list[str]) -> int:
-    """How many jobs a basic-sweeper multirun of these overrides runs (comma lists multiply)."""
-    size = 1
-    for item in overrides:
-        name, _, value = item.partition("=")
-        if "=" in item and not name.startswith("hydra") and "," in value and \
-                not value.lstrip().startswith(("[", "{", "'", '"')) and "(" not in value:
-            size *= len(value.split(","))
-    return size
-
-
 #: Most jobs of a multirun whose configs are composed and checked before the first one runs.
 PREFLIGHT_MAX_JOBS = 2000
 
 
-def _job_overrides(overrides: list[str]) -> list[tuple[list[str], list[str]]]:
+def _job_overrides(overrides: list[str], root) -> list[tuple[list[str], list[str]]]:
     """(overrides, the swept ones among them) of every job of a basic-sweeper multirun of
     ``overrides``, in the order Hydra runs them; the flags and ``hydra`` keys, which choose how
-    jobs run and not what, are left out."""
+    jobs run and not what, are left out. ``glob(...)`` of a config group is matched against
+    the group's options in the config tree ``root``."""
     import itertools
+    from pathlib import Path
 
     from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.core.override_parser.types import Glob
 
     plain, skip = [], False
     for item in overrides:
@@ -228,8 +220,15 @@ def _job_overrides(overrides: list[str]) -> list[tuple[list[str], list[str]]]:
         plain.append(item)
     axes = []
     for parsed in OverridesParser.create().parse_overrides(plain):
-        key = parsed.get_key_element()
-        if parsed.is_sweep_override():
+        key, swept = parsed.get_key_element(), parsed.value()
+        if isinstance(swept, Glob):
+            options = sorted(p.stem for p in (Path(root) / key.lstrip("+~")).glob("*.yaml"))
+            matched = swept.filter(options)
+            if not matched:
+                raise UFSBenchError(f"{parsed.input_line} matches none of the options of "
+                                    f"{key}: {', '.join(options) or 'none'}")
+            axes.append([(f"{key}={value}", True) for value in matched])
+        elif parsed.is_sweep_override():
             axes.append([(f"{key}={value}", True) for value in parsed.sweep_string_iterator()])
         else:
             value = parsed.get_value_element_as_str()
@@ -238,7 +237,7 @@ def _job_overrides(overrides: list[str]) -> list[tuple[list[str], list[str]]]:
             for job in itertools.product(*axes)]
 
 
-def _preflight(overrides: list[str], root) -> None:
+def _preflight(overrides: list[str], root, jobs: list[tuple[list[str], list[str]]]) -> None:
     """Compose and check every job of a multirun before the first one runs: a bad setting or
     a data set that cannot be had in its last job is refused before any computation, naming
     the job. Data sets are loaded only when they are not present and verified (or are files
@@ -255,7 +254,6 @@ def _preflight(overrides: list[str], root) -> None:
         resolve_feature_counts,
     )
 
-    jobs = _job_overrides(overrides)
     if len(jobs) > PREFLIGHT_MAX_JOBS:
         return
     # Jobs a cluster launcher runs read their data where they run, not here.
@@ -305,7 +303,7 @@ def _run(overrides: list[str]) -> None:
     overrides = ["skip_failed=true" if o == "--skip-failed" else o for o in overrides]
     failures, shown = [], []  # over every job of a multirun
     multirun = any(o in ("-m", "--multirun") for o in overrides)
-    total, start = _sweep_size(overrides) if multirun else 1, time.monotonic()
+    total, start = 1, time.monotonic()
 
     with tempfile.TemporaryDirectory(prefix="ufsbench-configs-") as tmp:
         # The packaged configs with the user's entries and data files laid over them: what
@@ -313,7 +311,9 @@ def _run(overrides: list[str]) -> None:
         root = Path(tmp)
         overrides, _ = _prepare_overrides(overrides, root)
         if multirun:
-            _preflight(overrides, root)
+            jobs = _job_overrides(overrides, root)
+            total = len(jobs)
+            _preflight(overrides, root, jobs)
 
         @hydra.main(config_path=str(root), config_name="config", version_base=None)
         def entry(cfg):
