@@ -100,9 +100,12 @@ def _path_datasets(overrides: list[str]) -> tuple[list[str], dict[str, dict]]:
     return out, configs
 
 
-def _prepare_overrides(overrides: list[str], root) -> tuple[list[str], dict]:
+def _prepare_overrides(overrides: list[str], root,
+                       other_keys: str = "") -> tuple[list[str], dict]:
     """Config directories, data files and choices of a command line, checked before Hydra
-    composes: returns the overrides for Hydra and the merged config tree written to ``root``."""
+    composes: returns the overrides for Hydra and the merged config tree written to ``root``.
+    ``other_keys`` says which keys a subcommand takes besides the config's (e.g. "select also
+    takes n_features= and out="); a refused unknown key then adds it."""
     from ufsbench.datasets.config_dirs import merged_config_dir, set_command_line_dirs
     from ufsbench.run_config import check_override_keys
 
@@ -110,7 +113,12 @@ def _prepare_overrides(overrides: list[str], root) -> tuple[list[str], dict]:
     overrides, configs = _path_datasets(overrides)
     _validate_choices(overrides, configs)
     merged_config_dir(root, configs)
-    check_override_keys(overrides, root)
+    try:
+        check_override_keys(overrides, root)
+    except UFSBenchError as exc:
+        if other_keys and str(exc).startswith("unknown key"):
+            raise UFSBenchError(f"{exc}; {other_keys}") from None
+        raise
     return overrides, configs
 
 
@@ -417,13 +425,8 @@ def _select(args: list[str]) -> None:
         return
     keys, overrides = _select_keys(args)
     with tempfile.TemporaryDirectory(prefix="ufsbench-configs-") as tmp:
-        try:
-            overrides, _ = _prepare_overrides(overrides, Path(tmp))
-        except UFSBenchError as exc:
-            if str(exc).startswith("unknown key"):
-                raise UFSBenchError(f"{exc}; select also takes n_features=, n_clusters= and "
-                                    f"out=") from None
-            raise
+        overrides, _ = _prepare_overrides(
+            overrides, Path(tmp), "select also takes n_features=, n_clusters= and out=")
         if any("," in o.partition("=")[2] for o in overrides
                if o.partition("=")[0] in ("method", "dataset")):
             raise UFSBenchError("select takes one method and one data set (no comma lists)")

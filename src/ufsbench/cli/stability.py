@@ -253,13 +253,8 @@ def _stability(args: list[str]) -> None:
     keys, overrides = stability_keys(args)
     overrides = _expand_all_methods(overrides)
     with tempfile.TemporaryDirectory(prefix="ufsbench-configs-") as tmp:
-        try:
-            overrides, _ = _prepare_overrides(overrides, Path(tmp))
-        except UFSBenchError as exc:
-            if str(exc).startswith("unknown key"):
-                raise UFSBenchError(f"{exc}; stability also takes subsamples=, fraction=, "
-                                    f"compute= and out=") from None
-            raise
+        overrides, _ = _prepare_overrides(
+            overrides, Path(tmp), "stability also takes subsamples=, fraction=, compute= and out=")
         plan = _plan(_compose_pairs(overrides, Path(tmp)))
     rows, missing, failed = [], [], []
     for item in plan:
