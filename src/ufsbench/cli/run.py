@@ -200,8 +200,11 @@ def _print_tables(shown: list[dict]) -> None:
         print(report_tables(df, rules=shown[0]["rules"], summary=shown[0]["summary"]))
 
 
-#: Most jobs of a multirun whose configs are composed and checked before the first one runs.
+#: Most jobs of a multirun whose configs are composed and checked before the first one runs
+#: (about 50 ms a job); larger sweeps are checked job by job as they run.
 PREFLIGHT_MAX_JOBS = 2000
+#: From this many jobs on, the check says that it is running.
+PREFLIGHT_QUIET_JOBS = 100
 
 
 def _job_overrides(overrides: list[str], root) -> list[tuple[list[str], list[str]]]:
@@ -264,6 +267,9 @@ def _preflight(overrides: list[str], root, jobs: list[tuple[list[str], list[str]
 
     if len(jobs) > PREFLIGHT_MAX_JOBS:
         return
+    if len(jobs) > PREFLIGHT_QUIET_JOBS:  # ~50 ms a job: say why nothing has started yet
+        print(f"ufsbench: checking the {len(jobs)} jobs of the sweep before the first one runs",
+              file=sys.stderr)
     # Jobs a cluster launcher runs read their data where they run, not here.
     local = not any(o.startswith("hydra/launcher=") and o != "hydra/launcher=basic"
                     for o in overrides)
