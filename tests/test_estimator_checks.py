@@ -16,10 +16,15 @@ from ufsbench.methods import available_methods, make_selector
 #: n_components=1 (its default follows n_clusters, which would equal d on 2-feature data).
 CHECK_PARAMS = {"ufsol": {"n_components": 1}}
 
-#: Checks a selector is expected to fail, with the reason; empty means it passes them all.
-#: Base-class behaviour (complex/object/empty input messages, 1-feature data, fitted-state
+#: Checks a selector is expected to fail, with the reason; a selector not listed passes them
+#: all. Base-class behaviour (complex/object/empty input messages, 1-feature data, fitted-state
 #: detection with ``lambda_``-style parameters) was fixed in ufsbench/methods/base.py instead.
-EXPECTED_FAILURES: dict[str, dict[str, str]] = {}
+_SOCFS_ORTHOGONALITY = ("the check sets n_components=1 with n_clusters=2; SOCFS's B^T B = I_c "
+                        "needs n_components >= n_clusters, so the fit refuses that setting")
+EXPECTED_FAILURES: dict[str, dict[str, str]] = {
+    "socfs": {"check_methods_sample_order_invariance": _SOCFS_ORTHOGONALITY},
+    "socfs_triplet": {"check_methods_sample_order_invariance": _SOCFS_ORTHOGONALITY},
+}
 
 #: Cheap checks that exercise validation and the API: default suite, for every selector.
 FAST_CHECKS = {
