@@ -175,3 +175,21 @@ def test_a_multirun_counts_range_and_glob_sweeps_and_refuses_an_empty_glob(tmp_p
     assert empty.returncode == 2
     assert empty.stderr.startswith("ufsbench: error: method=glob(zz*) matches none of the "
                                    "options of method: allfeatures, ")
+
+
+def test_a_multirun_checks_feature_counts_of_every_job_on_a_data_file(tmp_path):
+    # The same file in every job: read once, its d held against each job's counts.
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame(rng.standard_normal((30, 8)), columns=[f"g{j}" for j in range(8)])
+    table["label"] = np.repeat(["a", "b", "c"], 10)
+    table.to_csv(tmp_path / "own.csv", index=False)
+    store = tmp_path / "store"
+    out = ufsbench("run", "-m", "method=variance", "dataset=./own.csv",
+                   "feature_counts=[2],[20]", f"results_dir={store}", *FAST, cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "job 2 of 2 (feature_counts=[20])" in lines[0], out.stderr
+    assert _tree(store) is None

@@ -122,26 +122,29 @@ def _prepare_overrides(overrides: list[str], root,
     return overrides, configs
 
 
+def _checked_methods(conf: dict) -> list[dict]:
+    """The method configs a composed run config runs (its method, then its baselines), after
+    checking every data-free key and every method setting."""
+    from ufsbench.run_config import check_run, check_runner, method_config_for
+
+    check_runner(conf)  # baselines are known before their configs are read
+    methods = [conf["method"]] + [method_config_for(name) for name in conf["baselines"] or []
+                                  if name != conf["method"]["name"]]
+    check_run(conf, methods)
+    return methods
+
+
 def _job(cfg: DictConfig, show_table: bool = True) -> tuple[list[tuple[str, dict, str]], dict]:
     """One Hydra job: check every setting, run the sweeps, print the table (unless
     ``show_table`` is False: a multirun prints one combined table at its end). Returns the
     (method, params, error) of each setting whose fit failed, and what the job's table shows."""
     from ufsbench.datasets import load_dataset_config
     from ufsbench.paths import default_results_dir
-    from ufsbench.run_config import (
-        check_run,
-        check_runner,
-        config_dict,
-        method_config_for,
-        resolve_feature_counts,
-    )
+    from ufsbench.run_config import config_dict, resolve_feature_counts
     from ufsbench.runner import EvaluationProtocol, plan_tasks, run_sweep
 
     conf = config_dict(cfg, "the composed config")
-    check_runner(conf)  # baselines are known before their configs are read
-    methods = [conf["method"]] + [method_config_for(name) for name in conf["baselines"] or []
-                                  if name != conf["method"]["name"]]
-    check_run(conf, methods)
+    methods = _checked_methods(conf)
     dataset = load_dataset_config(conf["dataset"], data_dir=conf["data_dir"],
                                   download=conf["download"])
     counts, origin = resolve_feature_counts(conf, dataset.n_features, dataset.name)
@@ -258,12 +261,7 @@ def _preflight(overrides: list[str], root, jobs: list[tuple[list[str], list[str]
     from omegaconf.errors import OmegaConfBaseException
 
     from ufsbench.datasets import dataset_status, load_dataset_config
-    from ufsbench.run_config import (
-        check_run,
-        config_dict,
-        method_config_for,
-        resolve_feature_counts,
-    )
+    from ufsbench.run_config import config_dict, resolve_feature_counts
 
     if len(jobs) > PREFLIGHT_MAX_JOBS:
         return
@@ -273,25 +271,22 @@ def _preflight(overrides: list[str], root, jobs: list[tuple[list[str], list[str]
     # Jobs a cluster launcher runs read their data where they run, not here.
     local = not any(o.startswith("hydra/launcher=") and o != "hydra/launcher=basic"
                     for o in overrides)
-    checked_data: set[str] = set()
+    features: dict[str, int | None] = {}   # by data set: d, None where unknown here
     with initialize_config_dir(config_dir=str(root), version_base=None):
         for number, (job, swept) in enumerate(jobs, start=1):
             try:
                 conf = config_dict(compose(config_name="config", overrides=job), "the config")
-                methods = [conf["method"]] + [method_config_for(name)
-                                              for name in conf.get("baselines") or []
-                                              if name != conf["method"]["name"]]
-                check_run(conf, methods)
+                _checked_methods(conf)
                 node = conf["dataset"]
-                n_features = node.get("n_features")
-                if local and node["name"] not in checked_data:
-                    checked_data.add(node["name"])
-                    if node.get("kind") == "file" or not dataset_status(
-                            node["name"], conf["data_dir"])["verified"]:
-                        n_features = load_dataset_config(node, data_dir=conf["data_dir"],
-                                                         download=conf["download"]).n_features
-                if n_features:
-                    resolve_feature_counts(conf, int(n_features), node["name"])
+                if node["name"] not in features:
+                    features[node["name"]] = node.get("n_features")
+                    if local and (node.get("kind") == "file" or not dataset_status(
+                            node["name"], conf["data_dir"])["verified"]):
+                        features[node["name"]] = load_dataset_config(
+                            node, data_dir=conf["data_dir"], download=conf["download"]).n_features
+                d = features[node["name"]]
+                if d:
+                    resolve_feature_counts(conf, int(d), node["name"])
             except (UFSBenchError, HydraException, OmegaConfBaseException) as exc:
                 why = " ".join(str(exc).split()).rstrip(".")
                 raise UFSBenchError(f"job {number} of {len(jobs)} ({' '.join(swept)}): {why} "
