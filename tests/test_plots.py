@@ -213,6 +213,24 @@ def test_unknown_dataset_filter_names_what_is_stored(tmp_path):
         plots.results_frame(tmp_path, datasets=["coil20"])
 
 
+def test_a_store_of_two_protocols_is_plotted_by_the_one_asked_for(tmp_path, capsys):
+    # Neither protocol is the default (20 runs): the figures need the choice a table takes.
+    data = make_synthetic(n_samples=30, n_features=20)
+    for runs in (2, 3):
+        run_sweep(data, plan_tasks(data, METHODS["ls"], [5, 10], EvaluationProtocol(n_runs=runs),
+                                   0, tmp_path), n_jobs=1)
+    with pytest.raises(UFSBenchError, match="2 evaluation protocols.*pick one with --n-runs"):
+        plots.results_frame(tmp_path)
+    frame = plots.results_frame(tmp_path, protocol={"n_runs": 3})
+    assert set(frame["n_runs"]) == {3} and len(frame) == 4
+    with pytest.raises(UFSBenchError, match="no record in .* has the evaluation protocol asked"):
+        plots.results_frame(tmp_path, protocol={"n_runs": 7})
+    _plot_cli(["counts", "--results-dir", str(tmp_path), "--n-runs", "3",
+               "--out", str(tmp_path / "figures")])
+    assert sorted(p.name for p in (tmp_path / "figures").iterdir()) == [
+        "counts_acc.pdf", "counts_acc.png", "counts_nmi.pdf", "counts_nmi.png"]
+
+
 @pytest.mark.parametrize("kind, options, stems", [
     ("counts", ["--metric", "acc", "nmi"], ["counts_acc", "counts_nmi"]),
     ("sensitivity", ["--dataset", "synthetic"], ["sensitivity_synthetic_ls_acc",

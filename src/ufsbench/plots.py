@@ -75,8 +75,11 @@ from ufsbench.stats import RankTest, cliques, rank_methods
 
 
 # -- reading the store ---------------------------------------------------------------------
-def results_frame(results_dir=None, datasets=None, methods=None) -> pd.DataFrame:
-    """The store's up-to-date records (stale ones dropped), optionally restricted; never empty.
+def results_frame(results_dir=None, datasets=None, methods=None,
+                  protocol: dict | None = None) -> pd.DataFrame:
+    """The store's up-to-date records (stale ones dropped), optionally restricted, of one
+    evaluation protocol (``protocol`` fixes some of its fields; see ``records.one_protocol``);
+    never empty.
 
     Raises a UFSBenchError naming the store and the way to fill it when nothing is left, so that
     every plot command fails the same clear way on a missing or empty store.
@@ -90,7 +93,10 @@ def results_frame(results_dir=None, datasets=None, methods=None) -> pd.DataFrame
     if df.empty:
         raise UFSBenchError(f"every record in {where} is stale (its data file changed); rerun "
                             f"`ufsbench run ...` to recompute them")
-    df, left_out = one_protocol(df)   # a figure shows one evaluation protocol, as a table does
+    df, left_out = one_protocol(df, protocol)  # one protocol per figure, as per table
+    if df.empty:
+        raise UFSBenchError(f"no record in {where} has the evaluation protocol asked for: "
+                            f"{left_out}; change or drop the protocol options")
     if left_out:
         print(f"note: {left_out}", file=sys.stderr)
     return df.reset_index(drop=True)

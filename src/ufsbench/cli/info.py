@@ -12,7 +12,7 @@ from ufsbench.errors import UFSBenchError
 
 # -- report / datasets / methods -------------------------------------------------------------
 def _report(args: list[str]) -> None:
-    from ufsbench.evaluation import KMEANS_INITS, NMI_NORMALISATIONS
+    from ufsbench.cli.common import add_protocol_options, wanted_protocol
     from ufsbench.report import (
         REPORT_FILES,
         RULE_ALIASES,
@@ -43,25 +43,14 @@ def _report(args: list[str]) -> None:
     parser.add_argument("--summary", choices=list(SUMMARIES), default="mean")
     parser.add_argument("--html", metavar="FILE", help="also write a static HTML summary page "
                                                        "(tables and figures) to FILE")
-    protocol = parser.add_argument_group(
-        "evaluation protocol", "a table shows one protocol; by default the store's only one, or "
-        "the default one (configs/config.yaml) when the store holds several")
-    protocol.add_argument("--seed", type=int, help="the runs' seed (config: seed)")
-    protocol.add_argument("--n-runs", type=int, help="K-means runs per evaluation")
-    protocol.add_argument("--kmeans-init", choices=list(KMEANS_INITS), help="K-means starts")
-    protocol.add_argument("--kmeans-max-iter", type=int, help="Lloyd iterations per run")
-    protocol.add_argument("--nmi", choices=list(NMI_NORMALISATIONS),
-                          help="the records' NMI normalisation")
+    add_protocol_options(parser)
     opts = parser.parse_args(args)
     if opts.html:   # before any output: without the plots extra this ends in one line
         from ufsbench.html import write_html
     df = load_results(opts.results_dir)
     if not df.empty:
         df = named_rows(df, ResultStore(opts.results_dir).root, opts.dataset, opts.method)
-    df, left_out = one_protocol(df, {"seed": opts.seed, "n_runs": opts.n_runs,
-                                     "kmeans_init": opts.kmeans_init,
-                                     "kmeans_max_iter": opts.kmeans_max_iter,
-                                     "nmi_normalisation": opts.nmi})
+    df, left_out = one_protocol(df, wanted_protocol(opts))
     if df.empty and left_out:
         raise UFSBenchError(f"no stored record has the evaluation protocol asked for: "
                             f"{left_out}; change or drop the protocol options")

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ufsbench.cli.common import wanted_protocol
 from ufsbench.errors import UFSBenchError
 
 
 # -- plot ------------------------------------------------------------------------------------
 def _plot_common_options() -> argparse.ArgumentParser:
+    from ufsbench.cli.common import add_protocol_options
     from ufsbench.plots import DEFAULT_OUT
     from ufsbench.report import SUMMARIES
 
@@ -21,6 +23,7 @@ def _plot_common_options() -> argparse.ArgumentParser:
     parent.add_argument("--dataset", nargs="*", help="only these data sets")
     parent.add_argument("--method", nargs="*", help="only these methods")
     parent.add_argument("--summary", choices=list(SUMMARIES), default="mean")
+    add_protocol_options(parent, "a figure")
     return parent
 
 
@@ -105,7 +108,7 @@ def _plot_figures(opts) -> list:
         return [(f"admm_{safe_stem(dataset)}_h{opts.n_features}",
                  admm_figure(*_admm_histories(dataset, opts.n_features, opts.max_iter,
                                              opts.data_dir), dataset, opts.max_iter))]
-    df = results_frame(opts.results_dir, opts.dataset, opts.method)
+    df = results_frame(opts.results_dir, opts.dataset, opts.method, wanted_protocol(opts))
     datasets = sorted(df["dataset"].unique())
     if opts.kind == "counts":
         return [(f"counts_{m}", counts_figure(df, m, opts.rule, opts.summary))
@@ -143,7 +146,7 @@ def _plot(args: list[str]) -> None:
 
     opts = _plot_parser().parse_args(args)
     if opts.kind == "pixels" and not opts.dataset:
-        df = results_frame(opts.results_dir, None, opts.method)
+        df = results_frame(opts.results_dir, None, opts.method, wanted_protocol(opts))
         opts.dataset = [d for d in sorted(df["dataset"].unique()) if is_image_dataset(d)]
         if not opts.dataset:
             raise UFSBenchError("no image data set in the store; pixel plots need one, e.g. "
