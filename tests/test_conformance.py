@@ -162,3 +162,35 @@ def test_sogfs_parts_name_each_level_that_falls_below_the_authors_reruns():
     held, how = sogfs.property_parts(case, {50: _Ranked(_shift(list(range(d)), 50, 50 - 38))})
     assert held == {50: False, 100: True, 338: True} and "top 50: 38 shared" in how
     assert not sogfs.weaker_property(case, {50: _Ranked(_shift(list(range(d)), 100, 23))})[0]
+
+
+def test_the_command_sums_up_the_fits_warnings_in_one_line_each(tmp_path, capsys, monkeypatch):
+    # The presets keep the authors' iteration caps: a warning per fit would flood the terminal.
+    import warnings as warnings_module
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    import ufsbench.conformance as conformance
+    from ufsbench.cli import main
+
+    class Matched:
+        match, case_id = True, "dgufs__jaffe__x"
+
+        def row(self):
+            return ["dgufs", "jaffe", "x", 1.0, 1.0, "match", "exact"]
+
+    def check_case(case, data_dir=None):
+        for _ in range(2):
+            warnings_module.warn("DGUFS stopped at max_iter=5", ConvergenceWarning, stacklevel=2)
+        return Matched()
+
+    monkeypatch.setattr(conformance, "check_case", check_case)
+    for name in ("dgufs__jaffe__x", "dgufs__jaffe__y"):
+        (tmp_path / f"{name}.json").write_text(json.dumps(
+            {"case_id": name, "method": "dgufs", "dataset": "jaffe"}))
+    with pytest.raises(SystemExit) as exit_:
+        main(["conformance", str(tmp_path)])
+    assert exit_.value.code == 0
+    warned = [line for line in capsys.readouterr().err.splitlines() if "max_iter=5" in line]
+    assert warned == ["ufsbench: 4 warning(s) from the fits: ConvergenceWarning: DGUFS stopped "
+                      "at max_iter=5"]
