@@ -37,7 +37,8 @@ def _conformance(argv: list[str]) -> None:
     if not cases:
         raise UFSBenchError(f"no case files (<method>__<dataset>__<setting>.json) in {directory}"
                             + (f" for {', '.join(args.method)}" if args.method else ""))
-    rows, matched, raised = [], 0, Counter()
+    rows, matched = [], 0
+    raised: Counter[str] = Counter()
     for case in cases:
         if mapping(case["method"]) is None:
             rows.append([case["method"], case["dataset"], case["case_id"].split("__", 2)[-1],
