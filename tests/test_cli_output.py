@@ -196,3 +196,14 @@ def test_report_refuses_a_name_the_store_has_no_record_of(store, capsys, option,
     what = option.removeprefix("--")
     assert len(err) == 1 and err[0].startswith(f"ufsbench: error: no results for {what} {name}")
     assert "stored: " in err[0]
+
+
+def test_report_out_to_a_path_it_cannot_write_is_one_line(store, tmp_path, capsys):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")                       # a file where the directory would go
+    with pytest.raises(SystemExit) as stopped:
+        main(["report", "--results-dir", str(store), "--out", str(blocker / "tables")])
+    assert stopped.value.code == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("ufsbench")]
+    assert err == [f"ufsbench: error: cannot write the tables to {blocker / 'tables'} (Not a "
+                   f"directory); choose a writable --out directory"]

@@ -65,8 +65,13 @@ def _report(args: list[str]) -> None:
         print("\n".join(failed), file=sys.stderr)
     if opts.out:
         formats = [opts.format] if opts.format in REPORT_FILES else list(REPORT_FILES)
-        for path in write_reports(df, opts.out, summary=opts.summary, formats=formats,
-                                  metrics=opts.metric, rules=opts.rule):
+        try:
+            written = write_reports(df, opts.out, summary=opts.summary, formats=formats,
+                                    metrics=opts.metric, rules=opts.rule)
+        except OSError as exc:
+            raise UFSBenchError(f"cannot write the tables to {opts.out} ({exc.strerror or exc}); "
+                                f"choose a writable --out directory") from None
+        for path in written:
             print(f"wrote {path}", file=sys.stderr)
     if opts.html:
         page = write_html(df, opts.html, summary=opts.summary, failed=failed, left_out=left_out)
