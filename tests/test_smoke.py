@@ -369,3 +369,25 @@ def test_a_worker_runs_every_blas_library_on_one_thread():
 
     pools = json.loads(out)
     assert pools and all(threads == 1 for _, threads in pools), pools
+
+
+@pytest.mark.parametrize("smoke_all", [True, False])
+def test_a_report_path_that_cannot_be_written_is_refused_before_any_fit(
+        tmp_path, capsys, monkeypatch, smoke_all):
+    from ufsbench import regress
+    from ufsbench.cli import main
+
+    def no_fit(*_args, **_kwargs):
+        raise AssertionError("a fit ran before the report path was checked")
+
+    monkeypatch.setattr(smoke, "check_fit", no_fit)
+    monkeypatch.setattr(regress, "run_regression", no_fit)
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")                       # a file where the directory would go
+    args = ["--smoke-all", "--datasets", "synthetic", "--methods", "ls"] if smoke_all else []
+    with pytest.raises(SystemExit) as stopped:
+        main(["regress", *args, "--report", str(blocker / "r.md")])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"ufsbench: error: cannot write the report to {blocker / 'r.md'} (")
+    assert err.endswith("); choose a writable --report path") and "\n" not in err

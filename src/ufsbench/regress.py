@@ -255,13 +255,27 @@ def _check_methods(names: list[str] | None) -> list[str]:
     return list(names) if names else known
 
 
+def _report_dir(path: Path) -> None:
+    """Make the directory of the ``--report`` path; a path that cannot have one is refused in
+    one line (before any fit, when called first)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UFSBenchError(f"cannot write the report to {path} ({exc.strerror or exc}); "
+                            f"choose a writable --report path") from None
+
+
 def _write_report(path: Path, title: str, table: str, quiet: bool = False) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _report_dir(path)
     # Whole or not at all: a second Ctrl-C while writing must not leave half a report.
     partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
     try:
         partial.write_text(f"# {title}\n\n{table}\n")
         os.replace(partial, path)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise UFSBenchError(f"cannot write the report to {path} ({exc.strerror or exc}); "
+                            f"choose a writable --report path") from None
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
@@ -272,6 +286,8 @@ def _write_report(path: Path, title: str, table: str, quiet: bool = False) -> No
 def cli_main(args: list[str]) -> None:
     """Entry point of ``ufsbench regress`` (exit 0: no regression, 1: regression, 2: bad input)."""
     opts = _parser().parse_args(args)
+    if opts.report:
+        _report_dir(opts.report)
     if opts.smoke_all:
         from ufsbench.smoke import smoke_main
 
