@@ -152,7 +152,8 @@ def test_report_never_mixes_kmeans_starts(tmp_path):
     assert chosen.stdout == plus.stdout
     none = ufsbench("report", "--results-dir", str(res), "--seed", "7")
     assert none.returncode == 2 and none.stderr.count("\n") == 1
-    assert "no stored record has the evaluation protocol asked for: 4 record(s)" in none.stderr
+    assert (f"no record in {res} has the evaluation protocol asked for: 4 record(s)"
+            in none.stderr)
 
 
 @pytest.mark.parametrize("args", [["--help"], ["methods"]])

@@ -58,7 +58,7 @@ from ufsbench.figure_style import (  # the one module importing matplotlib (see 
     sorted_values,
 )
 from ufsbench.methods.base import keeps_all_features
-from ufsbench.records import load_results, named_rows, one_protocol
+from ufsbench.records import asked_protocol, load_results, named_rows
 from ufsbench.report import (
     METRICS,
     RULE_LABELS,
@@ -93,10 +93,7 @@ def results_frame(results_dir=None, datasets=None, methods=None,
     if df.empty:
         raise UFSBenchError(f"every record in {where} is stale (its data file changed); rerun "
                             f"`ufsbench run ...` to recompute them")
-    df, left_out = one_protocol(df, protocol)  # one protocol per figure, as per table
-    if df.empty:
-        raise UFSBenchError(f"no record in {where} has the evaluation protocol asked for: "
-                            f"{left_out}; change or drop the protocol options")
+    df, left_out = asked_protocol(df, protocol, where)  # one protocol per figure, as per table
     if left_out:
         print(f"note: {left_out}", file=sys.stderr)
     return df.reset_index(drop=True)

@@ -141,6 +141,16 @@ def protocol_text(protocol) -> str:
     return ", ".join(f"{c}={protocol[c]}" for c in PROTOCOL_COLUMNS)
 
 
+def asked_protocol(df: pd.DataFrame, wanted: dict | None, where) -> tuple[pd.DataFrame, str]:
+    """:func:`one_protocol` for a command that shows the records of ``where`` (a result store):
+    records of another protocol only are refused in one line naming them, not shown empty."""
+    chosen, left_out = one_protocol(df, wanted)
+    if chosen.empty and left_out:
+        raise UFSBenchError(f"no record in {where} has the evaluation protocol asked for: "
+                            f"{left_out}; change or drop the protocol options")
+    return chosen, left_out
+
+
 def one_protocol(df: pd.DataFrame, wanted: dict | None = None) -> tuple[pd.DataFrame, str]:
     """The records of one evaluation protocol, and a note on the records left out ("" if none).
 

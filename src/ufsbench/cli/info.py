@@ -13,6 +13,7 @@ from ufsbench.errors import UFSBenchError
 # -- report / datasets / methods -------------------------------------------------------------
 def _report(args: list[str]) -> None:
     from ufsbench.cli.common import add_protocol_options, wanted_protocol
+    from ufsbench.records import asked_protocol
     from ufsbench.report import (
         REPORT_FILES,
         RULE_ALIASES,
@@ -23,7 +24,7 @@ def _report(args: list[str]) -> None:
         stale_note,
         write_reports,
     )
-    from ufsbench.results import ResultStore, load_failures, load_results, named_rows, one_protocol
+    from ufsbench.results import ResultStore, load_failures, load_results, named_rows
 
     parser = argparse.ArgumentParser(prog="ufsbench report",
                                      description="ACC/NMI tables from the result store")
@@ -50,10 +51,7 @@ def _report(args: list[str]) -> None:
     df = load_results(opts.results_dir)
     if not df.empty:
         df = named_rows(df, ResultStore(opts.results_dir).root, opts.dataset, opts.method)
-    df, left_out = one_protocol(df, wanted_protocol(opts))
-    if df.empty and left_out:
-        raise UFSBenchError(f"no stored record has the evaluation protocol asked for: "
-                            f"{left_out}; change or drop the protocol options")
+    df, left_out = asked_protocol(df, wanted_protocol(opts), ResultStore(opts.results_dir).root)
     if left_out:
         print(f"note: {left_out}", file=sys.stderr)
     print(report_tables(df, metrics=opts.metric, rules=opts.rule, summary=opts.summary,

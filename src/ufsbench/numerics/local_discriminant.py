@@ -40,8 +40,9 @@ def linear_local_discriminant_laplacian(X: np.ndarray, neighbours: np.ndarray,
     Only the (k+1) x (k+1) local Gram blocks X_{N_i} X_{N_i}^T are formed (never the n x n
     X X^T), and L has at most n (k+1)^2 stored entries: the form for large n (UDFS on USPS).
     The local sets' rows are gathered ``LOCAL_GATHER_CELLS`` entries at a time from a row-major
-    copy of X, not all at once (BASEHOCK: 465 MB and 1.0 s before, 0.25 s now); each block is
-    the same einsum over the same rows, so the result does not depend on the chunking.
+    copy of X (all at once they would be 465 MB on BASEHOCK, read from memory instead of the
+    cache); each block is the same einsum over the same rows, so the result does not depend on
+    the chunking.
     """
     idx = _local_sets(neighbours)
     n, m = idx.shape
