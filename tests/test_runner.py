@@ -555,3 +555,21 @@ def _path_of(results_dir, key) -> str:
         if (record["key"]["params"]["weight"], record["key"]["n_features"]) == key:
             return path.name
     raise AssertionError(f"no record {key}")
+
+
+def _is_private_copy(X: np.ndarray) -> bool:
+    return bool(X.flags.writeable) and not isinstance(X, np.memmap)
+
+
+def test_worker_pool_pickles_large_arrays_instead_of_mapping_them(tmp_path, monkeypatch):
+    # joblib maps arrays above 1 MB into a temp folder by default; a process-group signal
+    # could leave a map registered (a leak warning at exit), kill -9 left the folder behind.
+    from joblib import delayed
+
+    from ufsbench.runner import worker_pool
+
+    monkeypatch.setenv("JOBLIB_TEMP_FOLDER", str(tmp_path))
+    X = np.zeros((400, 1000))                                   # 3.2 MB
+    private = list(worker_pool(2)(delayed(_is_private_copy)(X) for _ in range(4)))
+    assert private == [True] * 4
+    assert not any(tmp_path.iterdir())

@@ -308,9 +308,11 @@ def _execute(results_dir, pending: list[_Unit], design: dict, n_jobs: int):
         for unit in pending:
             yield _run_unit(results_dir, unit, design)
         return
-    from joblib import Parallel, delayed
+    from joblib import delayed
 
-    yield from Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
+    from ufsbench.runner import worker_pool
+
+    yield from worker_pool(n_jobs, return_as="generator_unordered")(
         delayed(_run_unit)(results_dir, u, design) for u in pending)
 
 

@@ -512,10 +512,23 @@ def _count(stats: dict, written: int | TaskFailure, task: Task) -> None:
                   FitFailedWarning, stacklevel=3)
 
 
+def worker_pool(n_jobs: int, **options):
+    """joblib's ``Parallel`` over local worker processes, each task's arguments pickled to it.
+
+    Not joblib's default memory maps in /dev/shm for large arrays: a signal to the whole process
+    group (``timeout``, a batch system's time limit) could end the pool while it registered a
+    map, and its resource tracker then printed a leak warning at exit; after ``kill -9`` the
+    maps stayed in /dev/shm. A copy of X per task costs milliseconds beside a fit.
+    """
+    from joblib import Parallel
+
+    return Parallel(n_jobs=n_jobs, max_nbytes=None, **options)
+
+
 def _execute(pending: list[Task], dataset: Dataset, workers: int, backend: str,
              scheduler: str | None):
     """(index, records written or None when claimed elsewhere) of every pending task."""
-    from joblib import Parallel, delayed
+    from joblib import delayed
 
     jobs = (delayed(_indexed)(i, t, dataset.X, dataset.y) for i, t in enumerate(pending))
     if backend == "dask":
@@ -524,7 +537,7 @@ def _execute(pending: list[Task], dataset: Dataset, workers: int, backend: str,
         for i, task in enumerate(pending):
             yield _indexed(i, task, dataset.X, dataset.y)
     else:
-        yield from Parallel(n_jobs=workers, return_as="generator_unordered")(jobs)
+        yield from worker_pool(workers, return_as="generator_unordered")(jobs)
 
 
 def _execute_on_dask(jobs, scheduler: str | None, workers: int):

@@ -328,14 +328,16 @@ def _fit_unit(results_dir, dataset, method: str, params: dict, unit: _Unit,
 
 
 def _run_units(results_dir, dataset, method, params, pending, fraction, seed, n_jobs) -> None:
-    from joblib import Parallel, delayed
+    from joblib import delayed
+
+    from ufsbench.runner import worker_pool
 
     if n_jobs == 1 or len(pending) <= 1:
         for unit in pending:
             _fit_unit(results_dir, dataset, method, params, unit, fraction, seed)
         return
-    Parallel(n_jobs=n_jobs)(delayed(_fit_unit)(results_dir, dataset, method, params, u,
-                                               fraction, seed, os.getpid()) for u in pending)
+    worker_pool(n_jobs)(delayed(_fit_unit)(results_dir, dataset, method, params, u,
+                                           fraction, seed, os.getpid()) for u in pending)
 
 
 def stability_key(dataset, method: str, params: dict, m: int, n_subsamples: int,
