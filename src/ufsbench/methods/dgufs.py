@@ -71,7 +71,8 @@ def _refuse_zero_features(X: np.ndarray) -> None:
         shown = ", ".join(map(str, zero[:5])) + (", ..." if zero.size > 5 else "")
         raise UnsupportedDataError(f"DGUFS: X has {zero.size} all-zero feature(s) (columns {shown}), "
                                    f"which its subset takes as zero rows; drop them first, "
-                                   f"e.g. X[:, X.any(axis=0)]")
+                                   f"e.g. X[:, X.any(axis=0)] (in a pipeline: "
+                                   f"sklearn's VarianceThreshold() before DGUFS)")
 
 
 class _ActiveRows:
