@@ -573,3 +573,38 @@ def test_worker_pool_pickles_large_arrays_instead_of_mapping_them(tmp_path, monk
     private = list(worker_pool(2)(delayed(_is_private_copy)(X) for _ in range(4)))
     assert private == [True] * 4
     assert not any(tmp_path.iterdir())
+
+
+def test_log_progress_prints_a_line_per_interval_with_the_time_left(capsys):
+    from ufsbench.runner import LogProgress
+
+    now = [0.0]
+    log = LogProgress(10, "coil20/rufs", interval=60.0, clock=lambda: now[0])
+    for t in (30.0, 61.0, 90.0, 125.0, 600.0):                 # five settings finish
+        now[0] = t
+        log.update()
+    lines = capsys.readouterr().err.splitlines()
+    # At 61 s (2 done: 30.5 s each, 8 left) and at 125 s (4 done); never twice within 60 s.
+    assert lines == ["coil20/rufs: 2 of 10 settings done, 0:01:01 elapsed, ~0:04:04 left",
+                     "coil20/rufs: 4 of 10 settings done, 0:02:05 elapsed, ~0:03:08 left",
+                     "coil20/rufs: 5 of 10 settings done, 0:10:00 elapsed, ~0:10:00 left"]
+    now[0] = 2000.0
+    for _ in range(4):
+        log.update()                           # one line, then none within the interval
+    assert capsys.readouterr().err.splitlines() == [
+        "coil20/rufs: 6 of 10 settings done, 0:33:20 elapsed, ~0:22:13 left"]
+    now[0] = 3000.0
+    log.update()                                               # the last one says nothing
+    assert log.done == 10 and capsys.readouterr().err == ""
+
+
+def test_sweep_logs_progress_lines_when_stderr_is_not_a_terminal(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(runner, "PROGRESS_LOG_SECONDS", 0.0)   # a line for every setting
+    data = load_dataset("synthetic")
+    cfg = {"name": "ls", "params": {}, "grid": {"k": [3, 5, 7]}, "default": {}}
+    tasks = plan_tasks(data, cfg, [5], EvaluationProtocol(n_runs=2), 0, tmp_path)
+    run_sweep(data, tasks, n_jobs=1)
+    lines = capsys.readouterr().err.splitlines()
+    n = len(tasks)
+    assert n >= 3 and [line.split(",")[0] for line in lines] == [
+        f"synthetic/ls: {i} of {n} settings done" for i in range(1, n)]

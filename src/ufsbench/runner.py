@@ -425,6 +425,44 @@ def task_is_done(task: Task, n_features: int, skip_failed: bool = False) -> bool
 BLAS_THREADS_PER_TASK = 1
 
 
+#: Seconds between two progress lines when stderr is not a terminal (a log file).
+PROGRESS_LOG_SECONDS = 60.0
+
+
+def clock_text(seconds: float) -> str:
+    """h:mm:ss."""
+    minutes, secs = divmod(int(round(seconds)), 60)
+    return f"{minutes // 60}:{minutes % 60:02d}:{secs:02d}"
+
+
+class LogProgress:
+    """A sweep's progress for a log file (a batch job's, ``nohup``'s): a line on stderr at most
+    every ``interval`` seconds, none for a sweep that ends sooner, where a terminal would show
+    a progress bar. The time left assumes the remaining settings cost what the finished ones
+    did on average."""
+
+    def __init__(self, total: int, desc: str, interval: float | None = None,
+                 clock=time.monotonic):
+        self.total, self.desc, self.clock = total, desc, clock
+        self.interval = PROGRESS_LOG_SECONDS if interval is None else interval
+        self.done = 0
+        self.start = self.last = clock()
+
+    def update(self, n: int = 1) -> None:
+        self.done += n
+        now = self.clock()
+        if now - self.last < self.interval or self.done >= self.total:
+            return
+        self.last = now
+        elapsed = now - self.start
+        left = elapsed * (self.total - self.done) / self.done
+        print(f"{self.desc}: {self.done} of {self.total} settings done, {clock_text(elapsed)} "
+              f"elapsed, ~{clock_text(left)} left", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        """Nothing to release (the interface of a progress bar)."""
+
+
 def resolve_n_jobs(n_jobs: int | None, n_tasks: int) -> tuple[int, int]:
     """(workers, BLAS threads per task): at most one worker per core and per task."""
     cores = os.cpu_count() or 1
@@ -438,6 +476,9 @@ def run_sweep(dataset: Dataset, tasks: list[Task], n_jobs: int | None = -1,
               progress: bool | None = None, backend: str = "local",
               scheduler: str | None = None, skip_failed: bool = False) -> dict:
     """Run every pending task; returns counts of tasks skipped/run and records written.
+
+    ``progress``: True a progress bar on stderr, False nothing, None a bar on a terminal and
+    otherwise (a log file) a line at most once a minute (:class:`LogProgress`).
 
     A setting whose fit failed before is pending again (retried) unless ``skip_failed``. The
     stats carry ``failed`` (how many settings raised) and ``failures`` ((params, error) of
@@ -466,10 +507,11 @@ def run_sweep(dataset: Dataset, tasks: list[Task], n_jobs: int | None = -1,
     for task in pending:
         task.threads = 1 if backend == "dask" else threads
         task.main_pid = None if backend == "dask" else os.getpid()
-    if progress is None:
-        progress = sys.stderr.isatty()
-    bar = tqdm(total=len(pending), disable=not progress, unit="fit",
-               desc=f"{dataset.name}/{pending[0].method}")
+    desc = f"{dataset.name}/{pending[0].method}"
+    if progress is None and not sys.stderr.isatty():
+        bar = LogProgress(len(pending), desc)
+    else:
+        bar = tqdm(total=len(pending), disable=progress is False, unit="fit", desc=desc)
     try:
         results = _execute(pending, dataset, workers, backend, scheduler)
         busy = []

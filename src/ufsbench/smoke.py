@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from ufsbench.errors import UnsupportedDataError
+from ufsbench.runner import clock_text
 
 #: Outer iterations a smoke fit may run (``--max-iter``; 0 = each method's own ``max_iter``).
 SMOKE_MAX_ITER = 2
@@ -315,7 +316,7 @@ def run_smoke(datasets: list[str], methods: list[str], data_dir=None, progress: 
         if progress:
             budget = f"at most {max_iter} iterations a fit" if max_iter > 0 else "full fits"
             budget += f", at most {max_samples} samples" if max_samples > 0 else ", every sample"
-            expected = (f"; about {_clock(total_cost / n_jobs)} by the previous run's times"
+            expected = (f"; about {clock_text(total_cost / n_jobs)} by the previous run's times"
                         if previous else "")
             print(f"smoke-all: {len(fits)} fits on {len(datasets)} data set(s), {budget}, "
                   f"{n_jobs} worker(s){expected}", file=sys.stderr, flush=True)
@@ -344,12 +345,7 @@ def _overall(done: int, total: int, cost_share: float, started: float) -> str:
     would overstate it; without a previous run the size cost understates SOGFS on wide data."""
     elapsed = time.perf_counter() - started
     left = elapsed * (1 - cost_share) / cost_share if cost_share > 0 else 0.0
-    return f"[{done}/{total} {_clock(elapsed)} elapsed, ~{_clock(left)} left]"
-
-
-def _clock(seconds: float) -> str:
-    minutes, secs = divmod(int(round(seconds)), 60)
-    return f"{minutes // 60}:{minutes % 60:02d}:{secs:02d}"
+    return f"[{done}/{total} {clock_text(elapsed)} elapsed, ~{clock_text(left)} left]"
 
 
 def smoke_main(opts, write_report) -> None:
