@@ -305,3 +305,24 @@ def test_a_file_whose_name_the_override_grammar_reads_as_a_value_runs_under_that
     assert out.returncode == 0, out.stderr
     assert out.stderr.startswith(f"{stem}: ")
     assert [p.name for p in res.iterdir()] == [stem]
+
+
+def test_select_refuses_labels_that_cannot_give_the_number_of_clusters(tmp_path, capsys):
+    # No class column: the last column (continuous, a different value in every row) would be
+    # taken as labels, dropped from the features, and set n_clusters = n.
+    rng = np.random.default_rng(0)
+    table = "\n".join(",".join(f"{v:.6f}" for v in row) for row in rng.random((12, 4)))
+    path = _write(tmp_path / "features.csv", "a,b,c,d\n" + table + "\n")
+    out = tmp_path / "sel"
+    with pytest.raises(SystemExit) as code:
+        main(["select", "method=ls", f"dataset={path}", "n_features=2", f"out={out}"])
+    err = capsys.readouterr().err.strip()
+    assert code.value.code == 2 and len(err.splitlines()) == 1
+    assert "'d' has a different value in every row (12)" in err and "dataset.label=none" in err
+    assert not out.exists()
+    # The fixes it names work: no labels and a cluster count, or a count beside the labels.
+    main(["select", "method=ls", f"dataset={path}", "dataset.label=none", "n_clusters=2",
+          "n_features=2", f"out={out}"])
+    assert "4 features (unlabelled)" in capsys.readouterr().err
+    main(["select", "method=ls", f"dataset={path}", "n_clusters=2", "n_features=2", f"out={out}"])
+    assert "3 features (labels: d" in capsys.readouterr().err

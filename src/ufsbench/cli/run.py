@@ -412,6 +412,7 @@ def _select(args: list[str]) -> None:
     from hydra import compose, initialize_config_dir
 
     from ufsbench.datasets import load_dataset_config
+    from ufsbench.datasets.files import label_problem
     from ufsbench.methods import make_selector, selector_class
     from ufsbench.methods.base import check_setting
     from ufsbench.presets import apply_preset
@@ -448,6 +449,12 @@ def _select(args: list[str]) -> None:
         raise UFSBenchError(f"{dataset.name} has no labels, so the number of clusters is "
                             f"unknown; give n_clusters=<K>")
     source = dataset.meta.get("source") or {}
+    problem = label_problem(dataset.y) if labelled and not keys["n_clusters"] else None
+    if problem:   # the labels would set the number of clusters (a continuous last column: n)
+        raise UFSBenchError(f"{source.get('path', dataset.name)}: the label column "
+                            f"{source.get('label', 'y')!r} {problem}, so it cannot give the "
+                            f"number of clusters: give n_clusters=<K>, the class column with "
+                            f"dataset.label=..., or dataset.label=none if the file has no labels")
     if source:
         label = "unlabelled" if not labelled else f"labels: {source['label']}" + (
             ", not a feature; dataset.label=none if the file has no labels"

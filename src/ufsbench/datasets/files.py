@@ -307,15 +307,28 @@ def read_data_file(path: str | os.PathLike, fmt: str | None = None, label="auto"
     return {"X": X, "y": y, "feature_names": names, "label": used, "format": fmt, "path": path}
 
 
-def check_labels(path, y, label: str) -> None:
-    """Labels that can score a clustering: at least two classes, fewer classes than samples."""
+def label_problem(y) -> str | None:
+    """Why labels cannot score a clustering (nor give its number of clusters), or None: a
+    single class, or a different value in every row (an id or a continuous feature)."""
     values = np.unique(np.asarray(y).astype(str))
     if values.size < 2:
-        raise DataError(f"{path}: the label column {label!r} has a single value ({str(values[0])!r}); "
-                        f"scoring a clustering needs at least 2 classes: give the right column "
-                        f"with dataset.label=..., or use `ufsbench select ... dataset.label=none` "
-                        f"to select features without labels")
+        return "has a single value"
     if values.size >= len(y):
-        raise DataError(f"{path}: the label column {label!r} has a different value in every row "
-                        f"({values.size}); it looks like an id, not a class: give the class "
-                        f"column with dataset.label=...")
+        return (f"has a different value in every row ({values.size}); it looks like an id or a "
+                f"feature, not a class")
+    return None
+
+
+def check_labels(path, y, label: str) -> None:
+    """Labels that can score a clustering: at least two classes, fewer classes than samples."""
+    problem = label_problem(y)
+    if problem is None:
+        return
+    if problem == "has a single value":
+        value = str(np.asarray(y).astype(str)[0])
+        raise DataError(f"{path}: the label column {label!r} {problem} ({value!r}); scoring a "
+                        f"clustering needs at least 2 classes: give the right column with "
+                        f"dataset.label=..., or use `ufsbench select ... dataset.label=none` "
+                        f"to select features without labels")
+    raise DataError(f"{path}: the label column {label!r} {problem}: give the class column with "
+                    f"dataset.label=...")
