@@ -207,3 +207,15 @@ def test_report_out_to_a_path_it_cannot_write_is_one_line(store, tmp_path, capsy
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("ufsbench")]
     assert err == [f"ufsbench: error: cannot write the tables to {blocker / 'tables'} (Not a "
                    f"directory); choose a writable --out directory"]
+
+
+@pytest.mark.parametrize("rules", [[], ["--rule", "paper"]])
+def test_report_latex_escapes_names(store, capsys, rules):
+    # "synthetic_b": an unescaped underscore stops LaTeX ("Missing $ inserted").
+    import re
+
+    out = _run(capsys, "report", "--results-dir", str(store), "--format", "latex", *rules).out
+    body = [line for line in out.splitlines() if not line.startswith("%")]
+    assert any("synthetic\\_b" in line for line in body)
+    assert not [line for line in body if re.search(r"(?<!\\)[_&%#$]", line.replace(" & ", ""))]
+    assert "\\textbf{" in out

@@ -199,6 +199,24 @@ def caption(metric: str, rule: str, summary: str, nmi_normalisation: str | None 
     return text
 
 
+#: LaTeX's special characters in text and what typesets each as itself.
+TEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                "^": r"\textasciicircum{}"}
+
+
+def tex_escape(text) -> str:
+    """``text`` with LaTeX's special characters escaped (``prostate_ge`` -> ``prostate\\_ge``)."""
+    return "".join(TEX_SPECIALS.get(ch, ch) for ch in str(text))
+
+
+def latex_tabular(frame: pd.DataFrame) -> str:
+    """A tabular of the frame: row and column labels (data set and method names) escaped, the
+    cells as they are (numbers, and the ``\\textbf`` of the best)."""
+    escaped = frame.rename(index=tex_escape, columns=tex_escape)
+    return tabulate(escaped, headers="keys", tablefmt="latex_raw")
+
+
 def render(cells: pd.DataFrame, fmt: str, title: str) -> str:
     """The table as text: ``terminal``, ``markdown``, ``latex`` or ``csv``."""
     if cells.empty:
@@ -210,8 +228,7 @@ def render(cells: pd.DataFrame, fmt: str, title: str) -> str:
     style = {"terminal": "plain", "markdown": "markdown", "latex": "latex"}[fmt]
     frame = table_frame(cells, style)
     if fmt == "latex":
-        body = tabulate(frame, headers="keys", tablefmt="latex_raw")
-        return f"% {title}\n{body}\n"
+        return f"% {title}\n{latex_tabular(frame)}\n"
     tablefmt = "github" if fmt == "markdown" else "simple"
     body = tabulate(frame, headers="keys", tablefmt=tablefmt)
     note = "" if fmt == "markdown" else "\n* = best in its column"
@@ -266,7 +283,8 @@ def report_tables(df: pd.DataFrame, metrics=("acc", "nmi"), rules=("paper", "lab
         return "No results in the store yet: run `ufsbench run` first.\n"
     rules = [canonical_rule(r) for r in rules]
     norm = df["nmi_normalisation"].iloc[0] if "nmi_normalisation" in df else None
-    parts = protocol_lines(df)
+    note = _tex_comment if fmt == "latex" else str     # a .tex holds tables and comments only
+    parts = [note(line) for line in protocol_lines(df)]
     for metric in metrics:
         if len(rules) == 1:
             for rule in rules:
@@ -276,8 +294,12 @@ def report_tables(df: pd.DataFrame, metrics=("acc", "nmi"), rules=("paper", "lab
             continue
         parts.append(_render_side_by_side(df, metric, rules, summary, fmt, norm))
     if stale_note(df):
-        parts.append(stale_note(df))
+        parts.append(note(stale_note(df)))
     return "\n".join(parts)
+
+
+def _tex_comment(text: str) -> str:
+    return "".join(f"% {line}\n" for line in text.splitlines())
 
 
 def series_label(method: str, scoring: str = "kmeans") -> str:
@@ -334,7 +356,7 @@ def _render_side_by_side(df, metric, rules, summary, fmt, norm) -> str:
     if frame.empty:
         return f"{title}\n(no results)\n"
     if fmt == "latex":
-        return f"% {title}\n% {legend}\n{tabulate(frame, headers='keys', tablefmt='latex_raw')}\n"
+        return f"% {title}\n% {legend}\n{latex_tabular(frame)}\n"
     if fmt == "markdown":
         body = tabulate(frame, headers="keys", tablefmt="github")
         return f"## {title}\n\n{legend}\n\n{body}\n"
