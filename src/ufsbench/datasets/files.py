@@ -307,12 +307,16 @@ def read_data_file(path: str | os.PathLike, fmt: str | None = None, label="auto"
     return {"X": X, "y": y, "feature_names": names, "label": used, "format": fmt, "path": path}
 
 
+#: :func:`label_problem`'s answer for labels of one class.
+SINGLE_CLASS = "has a single value"
+
+
 def label_problem(y) -> str | None:
     """Why labels cannot score a clustering (nor give its number of clusters), or None: a
     single class, or a different value in every row (an id or a continuous feature)."""
     values = np.unique(np.asarray(y).astype(str))
     if values.size < 2:
-        return "has a single value"
+        return SINGLE_CLASS
     if values.size >= len(y):
         return (f"has a different value in every row ({values.size}); it looks like an id or a "
                 f"feature, not a class")
@@ -324,7 +328,7 @@ def check_labels(path, y, label: str) -> None:
     problem = label_problem(y)
     if problem is None:
         return
-    if problem == "has a single value":
+    if problem == SINGLE_CLASS:
         value = str(np.asarray(y).astype(str)[0])
         raise DataError(f"{path}: the label column {label!r} {problem} ({value!r}); scoring a "
                         f"clustering needs at least 2 classes: give the right column with "
