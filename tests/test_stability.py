@@ -231,3 +231,23 @@ def test_fitting_cost_adds_per_count_refits_and_shares_one_fit_per_subsample():
     rows = [row("ls", m, "one fit per subsample", 5, 2.0) for m in (10, 20, 30)]
     rows += [row("kmufs", m, "per-count refit", 5, 3.0) for m in (10, 20)]
     assert fitting_cost(rows) == (5 + 10, 2.0 + 6.0)
+
+
+def test_interval_stays_within_the_values_phi_can_take():
+    # 19 of 20 subsets the same: the normal approximation's upper end is 1.04.
+    from scipy.stats import norm
+
+    from ufsbench.stability import (
+        phi_range,
+        selection_matrix,
+        stability_estimate,
+        stability_interval,
+        stability_variance,
+    )
+
+    Z = selection_matrix([[0, 1, 2]] * 19 + [[0, 1, 3]], 8)
+    phi = stability_estimate(Z)
+    assert phi + norm.ppf(0.975) * np.sqrt(stability_variance(Z)) > 1.0
+    estimate, low, high = stability_interval(Z)
+    assert estimate == phi and high == 1.0 and 0.8 < low < phi
+    assert phi_range(20, -0.5, 1.2) == (-1 / 19, 1.0)       # the floor of Phi for M = 20
