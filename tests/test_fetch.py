@@ -237,6 +237,9 @@ def test_interrupted_transfer_leaves_nothing_and_a_retry_succeeds(registry):
                                         r"closed .*nothing was saved") as err:
         fetch_dataset(registry_entries()["toylung"], data)
     assert "\n" not in str(err.value)
+    # ... and the way by hand, for a machine without network.
+    assert f"or download {server.base}" in str(err.value)
+    assert f"save it as {data / 'toylung.mat'}" in str(err.value)
     assert _leftovers(data) == []
     assert fetch_dataset(registry_entries()["toylung"], data).path.read_bytes() == lung
 

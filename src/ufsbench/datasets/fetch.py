@@ -122,6 +122,10 @@ def _bar(total: int | None, label: str, progress: bool | None):
                 file=sys.stderr, leave=False, disable=None if progress is None else not progress)
 
 
+class TransferError(DataError):
+    """A download that failed in transit (nothing was saved)."""
+
+
 def _reason(exc: BaseException) -> str:
     """A failed transfer's cause in one line."""
     if isinstance(exc, urllib.error.HTTPError):
@@ -212,8 +216,9 @@ def download(url: str, target, *, name: str, expected: dict | None = None,
             try:
                 digests = _stream(url, out, name, progress)
             except (OSError, http.client.HTTPException, EOFError, zlib.error) as exc:
-                raise DataError(f"download of {name} from {url} failed ({_reason(exc)}); "
-                                f"nothing was saved; run the same command again to retry") from None
+                raise TransferError(f"download of {name} from {url} failed ({_reason(exc)}); "
+                                    f"nothing was saved; run the same command again to "
+                                    f"retry") from None
         if "git_blob_sha1" in expected:
             digests["git_blob_sha1"] = git_blob_sha1(part)
         for kind, want in expected.items():
@@ -238,7 +243,7 @@ def _get_json(url: str, name: str) -> dict:
                 data = gzip.decompress(data)
         return json.loads(data)
     except (OSError, http.client.HTTPException, EOFError, zlib.error, ValueError) as exc:
-        raise DataError(f"download of {name}'s OpenML description from {url} failed "
+        raise TransferError(f"download of {name}'s OpenML description from {url} failed "
                         f"({_reason(exc)}); nothing was saved; run the same command again to "
                         f"retry") from None
 
@@ -285,9 +290,12 @@ def fetch_dataset(entry: dict, data_dir, *, progress: bool | None = None) -> Fet
                         f"{where_to_get(entry, data_dir / entry.get('file', entry['name']))}")
     if downloads_off():
         raise _offline_error(entry, data_dir)
-    if entry["source"].get("openml"):
-        return _fetch_openml(entry, data_dir, progress)
-    return _fetch_url(entry, data_dir, progress)
+    try:
+        if entry["source"].get("openml"):
+            return _fetch_openml(entry, data_dir, progress)
+        return _fetch_url(entry, data_dir, progress)
+    except TransferError as exc:   # no network, perhaps: the way by hand too
+        raise DataError(f"{exc}, or {where_to_get(entry, data_dir / entry['file'])}") from None
 
 
 def _fetch_url(entry: dict, data_dir: Path, progress) -> Fetched:
