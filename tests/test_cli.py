@@ -62,6 +62,17 @@ def test_multirun_and_report(tmp_path):
     (["run", "dataset=nope"], "unknown data set 'nope'; known:"),
     (["run", "-m", "method=ls,nope"], "unknown method 'nope'"),
     (["frobnicate"], "unknown command"),
+    # Options of the argparse commands: one line naming the problem and the help, no usage block.
+    (["report", "--format", "foo"], "ufsbench report: error: argument --format: invalid choice: "
+                                    "'foo'"),
+    (["report", "--bogus"], "unrecognized arguments: --bogus; see ufsbench report --help"),
+    (["cache"], "ufsbench cache: error: the following arguments are required: action"),
+    (["plot"], "ufsbench plot: error: the following arguments are required: kind"),
+    (["plot", "counts", "--metric", "f1"], "argument --metric: invalid choice: 'f1'"),
+    (["datasets", "--bogus"], "see ufsbench datasets --help"),
+    (["methods", "ls", "extra"], "see ufsbench methods --help"),
+    (["regress", "--bogus"], "see ufsbench regress --help"),
+    (["conformance", "--bogus"], "see ufsbench conformance --help"),
 ])
 def test_bad_names_one_line_and_exit_2(capsys, args, message):
     from ufsbench.cli import main

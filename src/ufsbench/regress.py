@@ -214,7 +214,9 @@ def diff_table(comparison: pd.DataFrame, fmt: str = "simple") -> str:
 
 # -- command line ----------------------------------------------------------------------------
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    from ufsbench.cli.common import CommandParser
+
+    parser = CommandParser(
         prog="ufsbench regress",
         description="rerun the fixed regression subset (every method at its default setting on "
                     "synthetic and digits_regress, 3 K-means runs) and compare with the stored "

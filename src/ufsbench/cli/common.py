@@ -13,6 +13,14 @@ def fail(message: str) -> None:
     sys.exit(2)
 
 
+class CommandParser(argparse.ArgumentParser):
+    """argparse's parser whose usage errors take one line (the problem and where the help is)
+    and exit code 2, not the usage block first; its subcommands' parsers are of this class."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}; see {self.prog} --help\n")
+
+
 def add_protocol_options(parser: argparse.ArgumentParser, what: str = "a table") -> None:
     """``--seed``, ``--n-runs``, ``--kmeans-init``, ``--kmeans-max-iter`` and ``--nmi``: which
     evaluation protocol's records ``what`` shows (read back by :func:`wanted_protocol`)."""

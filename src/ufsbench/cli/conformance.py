@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 import warnings
 from collections import Counter
@@ -11,10 +10,11 @@ from collections import Counter
 def _conformance(argv: list[str]) -> None:
     from tabulate import tabulate
 
+    from ufsbench.cli.common import CommandParser
     from ufsbench.conformance import case_files, check_case, load_case, mapping, reference_dir
     from ufsbench.errors import UFSBenchError
 
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="ufsbench conformance",
         description="Fit each method's `released` preset on every case file of DIR (outputs of "
                     "the authors' own code, one JSON per method, data set and setting) and "

@@ -3,10 +3,10 @@ selectors and the cache hold."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
+from ufsbench.cli.common import CommandParser
 from ufsbench.errors import UFSBenchError
 
 
@@ -26,8 +26,8 @@ def _report(args: list[str]) -> None:
     )
     from ufsbench.results import ResultStore, load_failures, load_results, named_rows
 
-    parser = argparse.ArgumentParser(prog="ufsbench report",
-                                     description="ACC/NMI tables from the result store")
+    parser = CommandParser(prog="ufsbench report",
+                           description="ACC/NMI tables from the result store")
     parser.add_argument("--results-dir", help="result store (default: $UFSBENCH_RESULTS, "
                                               "then ./results/runs)")
     parser.add_argument("--format", choices=["terminal", "markdown", "latex", "csv"],
@@ -86,9 +86,9 @@ def _datasets(args: list[str]) -> None:
     if args and args[0] == "fetch":
         _datasets_fetch(args[1:])
         return
-    parser = argparse.ArgumentParser(prog="ufsbench datasets",
-                                     description="known data sets and their local status; "
-                                                 "`ufsbench datasets fetch` downloads missing ones")
+    parser = CommandParser(prog="ufsbench datasets",
+                           description="known data sets and their local status; "
+                                       "`ufsbench datasets fetch` downloads missing ones")
     parser.add_argument("--data-dir", help="data directory (default: $UFSBENCH_DATA, then the "
                                            "cache)")
     opts = parser.parse_args(args)
@@ -165,7 +165,7 @@ def _datasets_fetch(args: list[str]) -> None:
     from ufsbench.datasets.fetch import downloads_off
     from ufsbench.paths import default_data_dir
 
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="ufsbench datasets fetch",
         description="download the registry's data sets into the data directory, each verified "
                     "against its recorded checksum (a file is saved only once it matches)",
@@ -347,7 +347,7 @@ def _methods(args: list[str]) -> None:
     from ufsbench.methods import available_methods, selector_class
     from ufsbench.report import method_config
 
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="ufsbench methods",
         description="the registered selectors: grid, label-free default and summary of each; "
                     "with NAME, one method's parameters (constructor default, fixed / grid / "
@@ -379,7 +379,7 @@ def _methods(args: list[str]) -> None:
 def _cache(args: list[str]) -> None:
     from ufsbench.cache import cache_info, clear_cache, size_limit
 
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="ufsbench cache", description="the disk cache of data-only intermediates (kNN "
         "graphs, SVDs) that `ufsbench run` shares between settings and runs; "
         "$UFSBENCH_CACHE moves it (off turns it off), $UFSBENCH_CACHE_LIMIT bounds it")

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from ufsbench.cli.common import wanted_protocol
+from ufsbench.cli.common import CommandParser, wanted_protocol
 from ufsbench.errors import UFSBenchError
 
 
 # -- plot ------------------------------------------------------------------------------------
-def _plot_common_options() -> argparse.ArgumentParser:
+def _plot_common_options() -> CommandParser:
     from ufsbench.cli.common import add_protocol_options
     from ufsbench.plots import DEFAULT_OUT
     from ufsbench.report import SUMMARIES
 
-    parent = argparse.ArgumentParser(add_help=False)
+    parent = CommandParser(add_help=False)
     parent.add_argument("--results-dir", help="result store (default: $UFSBENCH_RESULTS, then "
                                               "./results/runs)")
     parent.add_argument("--out", default=str(DEFAULT_OUT),
@@ -27,11 +26,11 @@ def _plot_common_options() -> argparse.ArgumentParser:
     return parent
 
 
-def _plot_parser() -> argparse.ArgumentParser:
+def _plot_parser() -> CommandParser:
     from ufsbench.report import METRICS, RULE_ALIASES, RULES
 
     parent = _plot_common_options()
-    parser = argparse.ArgumentParser(prog="ufsbench plot", description="figures (PNG + PDF) from "
+    parser = CommandParser(prog="ufsbench plot", description="figures (PNG + PDF) from "
                                      "the result store")
     sub = parser.add_subparsers(dest="kind", required=True, metavar="kind")
     counts = sub.add_parser("counts", parents=[parent], help="ACC/NMI against the number of "
