@@ -217,5 +217,7 @@ def test_report_latex_escapes_names(store, capsys, rules):
     out = _run(capsys, "report", "--results-dir", str(store), "--format", "latex", *rules).out
     body = [line for line in out.splitlines() if not line.startswith("%")]
     assert any("synthetic\\_b" in line for line in body)
-    assert not [line for line in body if re.search(r"(?<!\\)[_&%#$]", line.replace(" & ", ""))]
-    assert "\\textbf{" in out
+    assert not [line for line in body
+                if re.search(r"(?<!\\)[_&%#]", line.replace(" & ", ""))]
+    assert all(line.isascii() for line in body)                 # pdfLaTeX reads ASCII only
+    assert "\\textbf{" in out and "$\\pm$" in out

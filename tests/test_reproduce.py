@@ -212,6 +212,9 @@ def test_reports_are_written_with_labels_and_optimism(tmp_path):
     assert {"t.md", "t.tex", "t.csv", "cells.csv"} <= names
     md = (tmp_path / "out" / "t.md").read_text()
     assert "ldssl [reconstructed]" in md and "80.0±0.0 (30)" in md and "78.0±3.0 (30)" in md
+    # The .tex in ASCII (pdfLaTeX stops at a Greek letter): symbols as LaTeX commands.
+    tex = (tmp_path / "out" / "t.tex").read_text()
+    assert tex.isascii() and "80.0$\\pm$0.0 (30)" in tex and "$\\Delta$" in tex
     assert "planted note about ls" not in md  # Δ = +2: no large gap listed for ls
     tidy = pd.read_csv(tmp_path / "out" / "cells.csv")
     spec = ["paper", "table", "metric", "dataset", "method", "published_mean", "published_std",

@@ -210,11 +210,24 @@ def tex_escape(text) -> str:
     return "".join(TEX_SPECIALS.get(ch, ch) for ch in str(text))
 
 
+#: The non-ASCII symbols of the tables and their LaTeX commands: pdfLaTeX stops at a Greek
+#: letter ("Unicode character not set up for use with LaTeX"), and the commands need no font
+#: with those glyphs under XeLaTeX or LuaLaTeX either.
+TEX_SYMBOLS = {"±": r"$\pm$", "Δ": r"$\Delta$", "—": "---", "−": "$-$"}
+
+
+def tex_symbols(text: str) -> str:
+    """``text`` (LaTeX already) with :data:`TEX_SYMBOLS` written as LaTeX commands."""
+    for symbol, command in TEX_SYMBOLS.items():
+        text = text.replace(symbol, command)
+    return text
+
+
 def latex_tabular(frame: pd.DataFrame) -> str:
     """A tabular of the frame: row and column labels (data set and method names) escaped, the
-    cells as they are (numbers, and the ``\\textbf`` of the best)."""
+    cells as they are (numbers, and the ``\\textbf`` of the best), symbols as commands."""
     escaped = frame.rename(index=tex_escape, columns=tex_escape)
-    return tabulate(escaped, headers="keys", tablefmt="latex_raw")
+    return tex_symbols(tabulate(escaped, headers="keys", tablefmt="latex_raw"))
 
 
 def render(cells: pd.DataFrame, fmt: str, title: str) -> str:

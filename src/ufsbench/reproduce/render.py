@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ufsbench.methods.base import keeps_all_features
+from ufsbench.report import tex_symbols
 from ufsbench.reproduce.diagnosis import candidate_causes, table_summary
 from ufsbench.reproduce.experiments import (
     PAPERS,
@@ -245,7 +246,8 @@ def render_latex(exp: dict, cells: pd.DataFrame) -> str:
         frame = display_frame(part).drop(columns=["status"])
         frame.insert(0, "dataset", part["dataset"].to_numpy())
         parts.append(f"% {table} ({metric} %)")
-        parts.append(tabulate(frame, headers="keys", tablefmt="latex", showindex=False))
+        parts.append(tex_symbols(tabulate(frame, headers="keys", tablefmt="latex",
+                                          showindex=False)))
     return "\n".join(parts) + "\n"
 
 
