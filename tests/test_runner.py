@@ -608,3 +608,46 @@ def test_sweep_logs_progress_lines_when_stderr_is_not_a_terminal(tmp_path, monke
     n = len(tasks)
     assert n >= 3 and [line.split(",")[0] for line in lines] == [
         f"synthetic/ls: {i} of {n} settings done" for i in range(1, n)]
+
+
+def test_declared_fit_costs_grow_with_the_dense_factorisations():
+    from ufsbench.methods.dgufs import DGUFS
+    from ufsbench.methods.ls import LaplacianScore
+    from ufsbench.methods.sogfs import SOGFS
+
+    wide, wider = SOGFS.expected_fit_cost(100, 5000, {}), SOGFS.expected_fit_cost(100, 10000, {})
+    assert 7.9 < wider.seconds / wide.seconds <= 8.0                # a d x d eigensolve: d^3
+    assert "10000 x 10000 eigendecomposition" in wider.dominated_by
+    assert "9298 x 9298 graph" in SOGFS.expected_fit_cost(9298, 256, {}).dominated_by
+    assert SOGFS.expected_fit_cost(213, 676, {}).seconds < 1.0       # jaffe: 0.26 s measured
+    assert SOGFS.expected_fit_cost(100, 10000, {"solver": "lanczos"}) is None   # not modelled
+    assert DGUFS.expected_fit_cost(4000, 50, {}).seconds == pytest.approx(288.0)
+    assert DGUFS.expected_fit_cost(4000, 50, {"max_iter": 5}).seconds == pytest.approx(28.8)
+    assert LaplacianScore.expected_fit_cost(10**5, 10**5, {}) is None
+
+
+def test_cost_note_announces_long_sweeps_only():
+    from ufsbench.runner import cost_note
+
+    assert cost_note("ls", "big", 10**5, 10**4, [({}, 1)]) is None          # no cost model
+    assert cost_note("dgufs", "small", 500, 50, [({}, 6)]) is None          # seconds in all
+    note = cost_note("dgufs", "usps", 9298, 256, [({"alpha": 1.0}, 6), ({"alpha": 10.0}, 6)],
+                     workers=2)
+    assert note.startswith("note: dgufs on usps (9298 x 256): about 1:00:17 a fit on one core")
+    assert "12 fit(s) to run, about 6:01:44 in all on 2 worker(s)" in note and "\n" not in note
+
+
+def test_sweep_prints_the_cost_note_before_its_fits(tmp_path, monkeypatch, capsys):
+    # A subset method refitted per count: settings x counts fits; progress=False: no note.
+    monkeypatch.setattr(runner, "COST_NOTE_SECONDS", 0.0)
+    data = load_dataset("synthetic")
+    cfg = {"name": "dgufs", "params": {"max_iter": 2}, "grid": {"alpha": [10.0, 100.0]},
+           "default": {}}
+    tasks = plan_tasks(data, cfg, [5, 10], EvaluationProtocol(n_runs=2), 0, tmp_path)
+    run_sweep(data, tasks, n_jobs=1, progress=False)
+    assert "note:" not in capsys.readouterr().err
+    tasks = plan_tasks(data, cfg, [5, 10], EvaluationProtocol(n_runs=2), 0, tmp_path / "again")
+    run_sweep(data, tasks, n_jobs=1)
+    err = capsys.readouterr().err
+    assert err.startswith("note: dgufs on synthetic (300 x 100): about 0:00:00 a fit")
+    assert f"{2 * len(tasks)} fit(s) to run" in err

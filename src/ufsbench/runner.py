@@ -463,6 +463,41 @@ class LogProgress:
         """Nothing to release (the interface of a progress bar)."""
 
 
+#: Expected seconds of a sweep's fits from which it is announced with their cost.
+COST_NOTE_SECONDS = 60.0
+
+
+def cost_note(method: str, data_name: str, n_samples: int, n_features: int,
+              fits: list[tuple[dict, int]], workers: int = 1) -> str | None:
+    """One line announcing fits expected to take long: ``fits`` holds (parameters, number of
+    fits) pairs of ``method`` on ``data_name``; their costs come from the method's declared
+    :meth:`~ufsbench.methods.base.UFSSelector.expected_fit_cost`. None when it declares none
+    or the fits should take less than ``COST_NOTE_SECONDS`` in all."""
+    cls = selector_class(method)
+    costs = [(cls.expected_fit_cost(n_samples, n_features, params), k) for params, k in fits]
+    known = [(cost, k) for cost, k in costs if cost is not None]
+    total = sum(cost.seconds * k for cost, k in known)
+    if not known or total < COST_NOTE_SECONDS:
+        return None
+    longest = max((cost for cost, _ in known), key=lambda cost: cost.seconds)
+    count = sum(k for _, k in known)
+    return (f"note: {method} on {data_name} ({n_samples} x {n_features}): about "
+            f"{clock_text(longest.seconds)} a fit on one core ({longest.dominated_by}; "
+            f"~{longest.memory_bytes / 2**30:.1f} GiB), {count} fit(s) to run, about "
+            f"{clock_text(total / max(1, min(workers, count)))} in all on {workers} worker(s); "
+            f"a rough estimate (within 2-3x) from the method's cost model")
+
+
+def _fits_of(tasks: list[Task]) -> list[tuple[dict, int]]:
+    """(parameters, fits) of each task: a subset method is fitted once per feature count
+    unless one fit serves them all."""
+    if not tasks:
+        return []
+    cls = selector_class(tasks[0].method)
+    per_count = cls.selection_kind == "subset" and not cls.one_fit_serves_counts
+    return [(t.params, len(t.feature_counts) if per_count else 1) for t in tasks]
+
+
 def resolve_n_jobs(n_jobs: int | None, n_tasks: int) -> tuple[int, int]:
     """(workers, BLAS threads per task): at most one worker per core and per task."""
     cores = os.cpu_count() or 1
@@ -504,6 +539,10 @@ def run_sweep(dataset: Dataset, tasks: list[Task], n_jobs: int | None = -1,
     if not pending:
         return stats
     workers, threads = resolve_n_jobs(n_jobs, len(pending))
+    note = cost_note(pending[0].method, dataset.name, dataset.n_samples, dataset.n_features,
+                     _fits_of(pending), workers)
+    if note and progress is not False:
+        print(note, file=sys.stderr, flush=True)
     for task in pending:
         task.threads = 1 if backend == "dask" else threads
         task.main_pid = None if backend == "dask" else os.getpid()

@@ -418,6 +418,7 @@ def _select(args: list[str]) -> None:
     from ufsbench.presets import apply_preset
     from ufsbench.results import canonical
     from ufsbench.run_config import config_dict
+    from ufsbench.runner import cost_note
 
     if any(a in ("-h", "--help") for a in args):
         print("usage: ufsbench select method=<name> dataset=<name or file> [n_features=50] "
@@ -463,6 +464,10 @@ def _select(args: list[str]) -> None:
               f"{dataset.n_features} features ({label})", file=sys.stderr)
     selector = make_selector(method_cfg["name"], n_features_to_select=m, n_clusters=k,
                              random_state=conf["seed"], **setting)
+    note = cost_note(method_cfg["name"], dataset.name, dataset.n_samples, dataset.n_features,
+                     [(setting, 1)])
+    if note:
+        print(note, file=sys.stderr, flush=True)
     selector.fit(dataset.X)
     rows = _select_rows(selector, dataset, m)
     kind = selector_class(method_cfg["name"]).selection_kind

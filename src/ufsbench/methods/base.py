@@ -39,6 +39,7 @@ import inspect
 import pkgutil
 import warnings
 from contextlib import nullcontext
+from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -87,6 +88,23 @@ def _warn_if_scores_all_equal(name: str, scores: np.ndarray) -> None:
                       "selection is simply the lowest feature indices; at these parameters the "
                       "model shrinks every feature alike (e.g. a sparsity weight too large for "
                       "the data's scale)", DegenerateScoresWarning, stacklevel=3)
+
+
+#: Seconds of one BLAS thread per d^3 of a dense symmetric eigendecomposition (LAPACK's divide
+#: and conquer, all eigenvectors) on the reference machine of :class:`FitCost`: 1.65e-10 at
+#: d = 2000, 1.88e-10 at d = 4000 (2026-11-27).
+DENSE_EIGH_SECONDS_PER_CUBE = 1.8e-10
+
+
+@dataclass(frozen=True)
+class FitCost:
+    """A rough cost of one fit, for a note before a long run: CPU seconds on one BLAS thread of
+    the machine the models were measured on (a 2-core AMD EPYC, OpenBLAS), typically within a
+    factor of 2-3 of a fit there, the largest working memory in bytes, and what dominates."""
+
+    seconds: float
+    memory_bytes: float
+    dominated_by: str
 
 
 class UFSSelector(SelectorMixin, BaseEstimator):
@@ -158,6 +176,15 @@ class UFSSelector(SelectorMixin, BaseEstimator):
                     f"The '{name}' parameter of {type(self).__name__} must be a number, not a "
                     f"boolean. Got {value!r} instead.")
         self._check_parameter_relations()
+
+    @classmethod
+    def expected_fit_cost(cls, n_samples: int, n_features: int,
+                          params: dict) -> FitCost | None:
+        """A rough cost of one fit on n_samples x n_features at ``params`` (constructor
+        parameters), where the method has a model of it; None otherwise. Methods whose default
+        fits can take minutes on data of a few thousand samples or features declare it, so that
+        ``ufsbench run`` and ``select`` can say so before they start."""
+        return None
 
     def _check_parameter_relations(self) -> None:
         """Raise :class:`InvalidSelectorParameterError` when parameters that are each valid
