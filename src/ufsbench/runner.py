@@ -485,7 +485,7 @@ def cost_note(method: str, data_name: str, n_samples: int, n_features: int,
             f"{clock_text(longest.seconds)} a fit on one core ({longest.dominated_by}; "
             f"~{longest.memory_bytes / 2**30:.1f} GiB), {count} fit(s) to run, about "
             f"{clock_text(total / max(1, min(workers, count)))} in all on {workers} worker(s); "
-            f"a rough estimate (within 2-3x) from the method's cost model")
+            f"a rough estimate (within about 3x) from the method's cost model")
 
 
 def _fits_of(tasks: list[Task]) -> list[tuple[dict, int]]:

@@ -99,8 +99,9 @@ DENSE_EIGH_SECONDS_PER_CUBE = 1.8e-10
 @dataclass(frozen=True)
 class FitCost:
     """A rough cost of one fit, for a note before a long run: CPU seconds on one BLAS thread of
-    the machine the models were measured on (a 2-core AMD EPYC, OpenBLAS), typically within a
-    factor of 2-3 of a fit there, the largest working memory in bytes, and what dominates."""
+    the machine the models were measured on (a 2-core AMD EPYC, OpenBLAS), within a factor of
+    about 3 of the default fits there (data decide how many steps a bound or a convergence test
+    saves), the largest working memory in bytes, and what dominates."""
 
     seconds: float
     memory_bytes: float
