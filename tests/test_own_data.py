@@ -326,3 +326,17 @@ def test_select_refuses_labels_that_cannot_give_the_number_of_clusters(tmp_path,
     assert "4 features (unlabelled)" in capsys.readouterr().err
     main(["select", "method=ls", f"dataset={path}", "n_clusters=2", "n_features=2", f"out={out}"])
     assert "3 features (labels: d" in capsys.readouterr().err
+
+
+def test_select_announces_a_fit_its_method_expects_to_be_long(tmp_path, capsys, monkeypatch):
+    from ufsbench import runner
+
+    monkeypatch.setattr(runner, "COST_NOTE_SECONDS", 0.0)
+    rng = np.random.default_rng(0)
+    rows = "\n".join(",".join(f"{v:.6f}" for v in row) + f",{i % 2}"
+                     for i, row in enumerate(rng.random((20, 4))))
+    path = _write(tmp_path / "small.csv", "a,b,c,d,label\n" + rows + "\n")
+    main(["select", "method=dgufs", f"dataset={path}", "n_features=2", f"out={tmp_path / 's'}"])
+    err = capsys.readouterr().err
+    assert "note: dgufs on small (20 x 4): about 0:00:00 a fit on one core" in err
+    assert "1 fit(s) to run" in err
