@@ -488,14 +488,15 @@ def cost_note(method: str, data_name: str, n_samples: int, n_features: int,
             f"a rough estimate (within about 3x) from the method's cost model")
 
 
-def _fits_of(tasks: list[Task]) -> list[tuple[dict, int]]:
-    """(parameters, fits) of each task: a subset method is fitted once per feature count
-    unless one fit serves them all."""
+def _fits_of(tasks: list[Task], n_features: int) -> list[tuple[dict, int]]:
+    """(parameters, fits) of each task, as :func:`run_task` fits: a subset method once per
+    feature count (capped at d) unless one fit serves them all, any other method once."""
     if not tasks:
         return []
     cls = selector_class(tasks[0].method)
     per_count = cls.selection_kind == "subset" and not cls.one_fit_serves_counts
-    return [(t.params, len(t.feature_counts) if per_count else 1) for t in tasks]
+    return [(t.params, len(feature_counts_for(t.feature_counts, n_features, cls.selection_kind))
+             if per_count else 1) for t in tasks]
 
 
 def resolve_n_jobs(n_jobs: int | None, n_tasks: int) -> tuple[int, int]:
@@ -540,7 +541,7 @@ def run_sweep(dataset: Dataset, tasks: list[Task], n_jobs: int | None = -1,
         return stats
     workers, threads = resolve_n_jobs(n_jobs, len(pending))
     note = cost_note(pending[0].method, dataset.name, dataset.n_samples, dataset.n_features,
-                     _fits_of(pending), workers)
+                     _fits_of(pending, dataset.n_features), workers)
     if note and progress is not False:
         print(note, file=sys.stderr, flush=True)
     for task in pending:
