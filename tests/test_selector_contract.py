@@ -186,3 +186,26 @@ def test_single_threaded_blas_methods_fit_on_one_blas_thread(name, monkeypatch):
         assert np.array_equal(one.get_support(), two.get_support())
     else:
         assert set(inside) == {caller}
+
+
+GRAPH_METHODS = [name for name in METHODS if "k" in selector_class(name)._parameter_constraints]
+
+
+@pytest.mark.parametrize("name", GRAPH_METHODS)
+def test_a_neighbour_count_the_data_cannot_have_warns_and_is_capped(name):
+    # Every k >= n - 1 gives one graph: a sweep over k shows equal results, and says why.
+    import warnings
+
+    data = make_synthetic(n_samples=24, n_features=12, n_clusters=2, random_state=0)
+    fits = {}
+    for k in (23, 500):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            short = {"max_iter": 3} if "max_iter" in selector_class(name)._parameter_constraints \
+                else {}
+            sel = make_selector(name, n_features_to_select=4, n_clusters=2, random_state=0, k=k,
+                                **short).fit(data.X)
+        capped = [str(w.message) for w in caught if "exceeds what 24 samples allow" in str(w.message)]
+        assert bool(capped) == (k == 500), (k, capped)
+        fits[k] = sel.get_support(indices=True)
+    assert np.array_equal(fits[23], fits[500])

@@ -178,6 +178,19 @@ class UFSSelector(SelectorMixin, BaseEstimator):
                     f"boolean. Got {value!r} instead.")
         self._check_parameter_relations()
 
+    def _neighbours(self, n_samples: int, reserve: int = 1) -> int:
+        """``k`` (the neighbours of the method's graph) capped at ``n_samples - reserve``, the
+        most the data allow (``reserve`` = 1: the sample itself; 2 where the (k+1)-th neighbour
+        is read too). A cap warns: every k above it gives the same fit, which a sweep over k
+        would otherwise show without saying why."""
+        cap = max(1, n_samples - reserve)
+        if self.k > cap:
+            warnings.warn(f"{type(self).__name__}: k={self.k} exceeds what {n_samples} samples "
+                          f"allow; the graph uses k={cap} (every k >= {cap} gives this fit)",
+                          UserWarning, stacklevel=3)
+            return cap
+        return int(self.k)
+
     @classmethod
     def expected_fit_cost(cls, n_samples: int, n_features: int,
                           params: dict) -> FitCost | None:

@@ -499,7 +499,7 @@ class DGUFS(UFSSelector):
         n, d = X.shape
         _refuse_zero_features(X)
         m, beta = self.n_features_to_select_, float(self.beta)
-        k = min(self.k, n - 1)
+        k = self._neighbours(n)
         if self.graph == "knn":
             S = cached_call(self.memory, knn_graph, X, k=k, weight="binary")       # Eq. (3)
         else:

@@ -228,7 +228,7 @@ class EUFS(UFSSelector):
         (built without an n x n array from ``SPARSE_MIN_SAMPLES`` samples on)."""
         graph = (sparse_knn_graph if sparse and X.shape[0] >= SPARSE_MIN_SAMPLES
                  else knn_graph)
-        S = cached_call(self.memory, graph, X, k=min(self.k, X.shape[0] - 1),
+        S = cached_call(self.memory, graph, X, k=self._neighbours(X.shape[0]),
                         weight="heat", sigma=self.sigma)
         L = laplacian(S, normalized=self.normalized_laplacian)
         return sp.csr_matrix(L) if sparse else L

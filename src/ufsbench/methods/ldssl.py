@@ -212,7 +212,8 @@ class LDSSL(UFSSelector):
         self.memory = memory
 
     def _graph(self, X):
-        return cached_call(self.memory, ldssl_graph, X, k=self.k, sigma=self.sigma, lam=self.lam)
+        return cached_call(self.memory, ldssl_graph, X, k=self._neighbours(X.shape[0]),
+                           sigma=self.sigma, lam=self.lam)
 
     def _objective(self, X, W, H, L):
         XW = X @ W

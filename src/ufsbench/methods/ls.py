@@ -140,7 +140,7 @@ class LaplacianScore(UFSSelector):
         self.memory = memory
 
     def _fit(self, X):
-        S = self._graph(X, min(self.k, X.shape[0] - 1))
+        S = self._graph(X, self._neighbours(X.shape[0]))
         spread, smoothness = laplacian_scores(X, S)
         informative = spread > 1e-12 * max(spread.max(initial=0.0), 1.0)
         self.laplacian_scores_ = np.full(X.shape[1], np.inf)

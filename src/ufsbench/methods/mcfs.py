@@ -459,7 +459,7 @@ class MCFS(UFSSelector):
             raise UFSBenchError(f"MCFS: path_cardinality={P} must be at least the "
                                 f"{h} features to select")
         self.embedding_, self.eigenvalues_ = generalized_spectral_embedding(
-            self._graph(X, min(self.k, n - 1)), int(K))
+            self._graph(X, self._neighbours(n)), int(K))
         paths = spectral_lars_paths(X, self.embedding_, h if P is None else min(P, d),
                                     self.ridge)
         # Only the steps some count 1..h takes are kept (what _subset_for needs).

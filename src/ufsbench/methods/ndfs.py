@@ -384,7 +384,7 @@ class NDFS(UFSSelector):
 
     def _graph_k(self, n: int) -> int:
         """k, capped so that the graph exists (the adaptive weights need k + 1 neighbours)."""
-        return min(self.k, n - (2 if self.graph == "adaptive" else 1))
+        return self._neighbours(n, 2 if self.graph == "adaptive" else 1)
 
     def _m_operator(self, X, A, XtX, weights, outer=None) -> MOperator:
         """M of Eq. (13) for the current D, and the W-step of Eq. (11). A is the sparse part of

@@ -224,7 +224,7 @@ class RSFS(UFSSelector):
         n, d = X.shape
         c = self.n_clusters_
         L, Y, self.init_labels_ = cached_seeded_call(
-            self.memory, rsfs_start, X, self.random_state, k=min(self.k, n - 1), sigma=self.sigma,
+            self.memory, rsfs_start, X, self.random_state, k=self._neighbours(n), sigma=self.sigma,
             n_clusters=c, init_offset=self.init_offset)
         Lp, Lm = pos_part(L), neg_part(L)
         method = SOLVER_METHODS[self.solver]

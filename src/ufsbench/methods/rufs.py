@@ -470,13 +470,13 @@ class RUFS(UFSSelector):
     def graph_matrix(self, X: np.ndarray) -> sp.csr_matrix:
         """The n x n PSD regulariser L of the nu-term (local learning or normalised kNN), sparse
         (CSR): both have O(n k^2) entries, so large n needs no n x n array."""
-        k = min(self.k, X.shape[0] - 1)
+        if self.graph == "adaptive":          # k + 1 neighbours: k weights and the (k+1)-th
+            S = cached_call(self.memory, adaptive_affinity, X, k=self._neighbours(X.shape[0], 2))
+            return laplacian(S, normalized=True)
+        k = self._neighbours(X.shape[0])
         if self.graph == "local_learning":
             return cached_call(self.memory, local_learning_matrix, X, k=k, lambda_r=self.lambda_r,
                                sigma=self.sigma)
-        if self.graph == "adaptive":          # k + 1 neighbours: k weights and the (k+1)-th
-            S = cached_call(self.memory, adaptive_affinity, X, k=min(self.k, X.shape[0] - 2))
-            return laplacian(S, normalized=True)
         S = cached_call(self.memory, sparse_knn_graph, X, k=k, weight="heat", sigma=self.sigma)
         return laplacian(S, normalized=True)
 

@@ -420,7 +420,7 @@ class SF2SOG(UFSSelector):
         cand = varying if varying.size >= h else np.arange(d)
         Xc = Xp[:, cand]
         factored = self.solver == "factored" or (self.solver == "auto" and Xc.shape[1] > n)
-        S = cached_call(self.memory, initial_graph, Xp, k=min(self.k, n - 1))
+        S = cached_call(self.memory, initial_graph, Xp, k=self._neighbours(n))
         # Mostly-zero X: lambda_max of the W-step through X's non-zeros (_GramTraceOperator).
         Xs = (SparsePlusOffset.from_median(Xc) if factored and n >= LANCZOS_MIN_SIZE
               else None)

@@ -446,7 +446,7 @@ class SOCFSTriplet(SOCFS):
     def _graph_penalty(self, X):
         if self.alpha == 0:
             return None
-        k = min(self.k, X.shape[0] - 1)
+        k = self._neighbours(X.shape[0])
         # n k entries
         C = cached_call(self.memory, sparse_triplet_weights, X, k=k, normalize=True)
         return float(self.alpha) * ordinal_laplacian(C)

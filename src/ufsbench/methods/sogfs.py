@@ -594,7 +594,7 @@ class SOGFS(UFSSelector):
 
     def _fit(self, X):
         n, d = X.shape
-        k, c = min(int(self.k), n - 1), self.n_clusters_
+        k, c = self._neighbours(n), self.n_clusters_
         m = self._projection_columns(d)
         if self.preprocess == "center_unit":
             X = center_unit_norm(X)

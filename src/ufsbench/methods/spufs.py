@@ -248,7 +248,7 @@ class SPUFS(UFSSelector):
 
     def _fit(self, X):
         n, d = X.shape
-        k = min(self.k, n - 1)
+        k = self._neighbours(n)
         S = cached_call(self.memory, knn_graph, X, k=k, weight="heat", sigma=self.sigma)
         L = laplacian(S)
         metric = np.eye(n) + self.beta * L                      # X^T (I + beta L) X

@@ -275,7 +275,8 @@ class UDFS(UFSSelector):
         # L_loc = sum_i S_i H (X~_i X~_i^T + lam I)^{-1} H S_i^T (Eqs. (4)-(9)): local sets are
         # x_i and its k nearest neighbours; only (k+1) x (k+1) blocks of X X^T are inverted,
         # and L_loc is sparse (at most n (k+1)^2 entries; no n x n matrix on large n).
-        L = cached_call(self.memory, local_discriminant_matrix, X, k=min(self.k, n - 1),
+        k = self._neighbours(n)
+        L = cached_call(self.memory, local_discriminant_matrix, X, k=k,
                         lam=float(self.lam))
         self.local_laplacian_ = L
         solver = self.solver if self.solver != "auto" else ("lowrank" if d > n else "dense")
@@ -285,7 +286,7 @@ class UDFS(UFSSelector):
             # Computed here either way: from the L_loc above (not built a second time).
             factor, sq, low_sum = first_step_from(X, L, solver=solver, n_clusters=c)
         else:
-            factor, sq, low_sum = cached_call(self.memory, first_step, X, k=min(self.k, n - 1),
+            factor, sq, low_sum = cached_call(self.memory, first_step, X, k=k,
                                               lam=float(self.lam), solver=solver, n_clusters=c,
                                               location=location)
         history = [low_sum + self.gamma * float(np.sqrt(sq + self.eps).sum())]

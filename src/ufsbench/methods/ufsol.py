@@ -543,7 +543,7 @@ class UFSOL(UFSSelector):
         """Algorithm 1, step 1 (C by (2) or the variant, and L): X^T (alpha L + I) X (d x d)
         for the dense W-step, else alpha L + I (n x n)."""
         n = X.shape[0]
-        graph_args = dict(graph=self.graph, k=min(int(self.k), n - 1), sigma=self.sigma,
+        graph_args = dict(graph=self.graph, k=self._neighbours(n), sigma=self.sigma,
                           normalize_c=bool(self.normalize_c), metric=self.triplet_metric)
         if gram:
             base = X.T @ X                                              # X^T I X
