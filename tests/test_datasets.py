@@ -169,7 +169,14 @@ def test_converted_source_downloaded_and_read_with_layout(loopback_server, tmp_p
               "layout": {"x": "X", "y": "Y", "transpose_x": True, "y_onehot": True}}
     entries = _entry(tmp_path, file="conv.mat", sha256="f" * 64, n_samples=5, n_features=3,
                      source=source)
+    # Offline, the way by hand names where the original goes (sources/), where it is read.
+    monkeypatch.setenv("UFSBENCH_OFFLINE", "1")
+    with pytest.raises(DataError) as err:
+        load_dataset("jaffe", data_dir=tmp_path / "data", entries=entries)
+    assert f"save it as {tmp_path / 'data' / 'sources' / 'orig.mat'}" in str(err.value)
+    monkeypatch.setenv("UFSBENCH_OFFLINE", "0")
     d = load_dataset("jaffe", data_dir=tmp_path / "data", entries=entries)
     np.testing.assert_array_equal(d.X, X)
     np.testing.assert_array_equal(d.y, [0, 1, 0, 1, 1])
     assert d.checksum == "sha256:" + "f" * 64
+    assert (tmp_path / "data" / "sources" / "orig.mat").is_file()   # where it was fetched to

@@ -340,3 +340,32 @@ def test_select_announces_a_fit_its_method_expects_to_be_long(tmp_path, capsys, 
     err = capsys.readouterr().err
     assert "note: dgufs on small (20 x 4): about 0:00:00 a fit on one core" in err
     assert "1 fit(s) to run" in err
+
+
+def test_run_names_what_the_fits_behind_its_table_warned_of(tmp_path, capsys):
+    # The records keep each fit's warnings; the run sums them up after the table, one line per
+    # kind (numbers aside) with how many settings warned so.
+    rng = np.random.default_rng(0)
+    rows = "\n".join(",".join(f"{v:.6f}" for v in row) + f",{i % 3}"
+                     for i, row in enumerate(rng.random((30, 6))))
+    path = _write(tmp_path / "tiny.csv", "a,b,c,d,e,f,label\n" + rows + "\n")
+    main(["run", "method=ls", f"dataset={path}", "method.params.k=500", "baselines=[]",
+          f"results_dir={tmp_path / 'store'}", *FAST])
+    err = capsys.readouterr().err.splitlines()
+    start = err.index("warnings of the fits behind the table (kept in their records):")
+    assert err[start + 1] == ("  ls: 2 of 2 setting(s) (tiny): UserWarning: LaplacianScore: k=500 "
+                              "exceeds what 30 samples allow; the graph uses k=29 (every k >= 29 "
+                              "gives this fit)")
+
+
+def test_fit_warning_lines_group_warnings_that_differ_only_in_numbers():
+    from ufsbench.report import fit_warning_lines
+
+    df = pd.DataFrame({"dataset": ["a", "a", "b", "b"], "method": ["m"] * 4,
+                       "params": ["{1}", "{1}", "{2}", "{3}"],
+                       "fit_warnings": [("W: rcond = 1e-17",), ("W: rcond = 1e-17",),
+                                        ("W: rcond = 2.5e-16",), ()]})
+    assert fit_warning_lines(df) == [
+        "warnings of the fits behind the table (kept in their records):",
+        "  m: 2 of 3 setting(s) (a, b): W: rcond = 1e-17 (and 1 alike)"]
+    assert fit_warning_lines(df.assign(fit_warnings=[()] * 4)) == []

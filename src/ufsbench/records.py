@@ -87,6 +87,7 @@ def load_results(results_dir: str | os.PathLike | None = None) -> pd.DataFrame:
                "reconstructed": bool(rec.get("reconstructed", False)), "path": rec["path"],
                "degenerate": any(w.startswith("DegenerateScoresWarning")
                                  for w in rec.get("fit_warnings") or []),
+               "fit_warnings": tuple(rec.get("fit_warnings") or ()),
                "tied_at_cut": float(rec.get("tied_at_cut", np.nan))}
         for name, values in nmi_all.items():
             row[f"nmi_{name}_mean"] = values.mean()

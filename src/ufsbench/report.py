@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -272,7 +273,7 @@ def tidy_cells(df: pd.DataFrame, metrics=tuple(METRICS), rules=tuple(RULES),
     frames = [select_cells(df, m, r, summary).assign(metric=m, rule=r)
               for m in metrics for r in rules]
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    frame = frame.drop(columns=["acc_runs", "nmi_runs"], errors="ignore")
+    frame = frame.drop(columns=["acc_runs", "nmi_runs", "fit_warnings"], errors="ignore")
     first = [c for c in ("metric", "rule") if c in frame]
     return frame[first + [c for c in frame.columns if c not in first]]
 
@@ -318,6 +319,37 @@ def _tex_comment(text: str) -> str:
 def series_label(method: str, scoring: str = "kmeans") -> str:
     """A method's name in legends; a joint method's own-label scoring is its own series."""
     return method + (" (own labels)" if scoring == "own_labels" else "")
+
+
+def fit_warning_lines(df: pd.DataFrame) -> list[str]:
+    """What the fits behind a table warned of (iteration caps, a capped k, ...), which the
+    records keep: one line per method and distinct warning, with how many of its settings
+    warned so, and on which data sets."""
+    if df.empty or "fit_warnings" not in df:
+        return []
+    settings = df.drop_duplicates(["dataset", "method", "params", "fit_warnings"])
+    lines = []
+    for method, rows in settings.groupby("method", sort=True):
+        total = rows.drop_duplicates(["dataset", "params"]).shape[0]
+        where: dict[str, set] = {}       # warnings alike but for their numbers, together
+        texts: dict[str, set] = {}
+        for row in rows.itertuples(index=False):
+            for warning in row.fit_warnings:
+                kind = NUMBER.sub("#", warning)
+                where.setdefault(kind, set()).add((row.dataset, row.params))
+                texts.setdefault(kind, set()).add(warning)
+        for kind in sorted(where):
+            datasets = ", ".join(sorted({dataset for dataset, _ in where[kind]}))
+            example = min(texts[kind])
+            alike = f" (and {len(texts[kind]) - 1} alike)" if len(texts[kind]) > 1 else ""
+            lines.append(f"  {method}: {len(where[kind])} of {total} setting(s) ({datasets}): "
+                         f"{example}{alike}")
+    return (["warnings of the fits behind the table (kept in their records):"] + lines
+            if lines else [])
+
+
+#: A number in a warning's text (1, 0.5, 5.2e-17): warnings differing only there are one kind.
+NUMBER = re.compile(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 
 def failed_setting_lines(failures: pd.DataFrame, shown: pd.DataFrame) -> list[str]:

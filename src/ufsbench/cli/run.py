@@ -186,7 +186,7 @@ def _print_tables(shown: list[dict]) -> None:
     result stores, in the first job's protocol, rules and summary."""
     import pandas as pd
 
-    from ufsbench.report import report_tables
+    from ufsbench.report import fit_warning_lines, report_tables
     from ufsbench.results import load_results, one_protocol
 
     frames = []
@@ -201,6 +201,8 @@ def _print_tables(shown: list[dict]) -> None:
     df, _ = one_protocol(df, shown[0]["protocol"])
     if not df.empty:
         print(report_tables(df, rules=shown[0]["rules"], summary=shown[0]["summary"]))
+        for line in fit_warning_lines(df[~df["stale"]] if "stale" in df else df):
+            print(line, file=sys.stderr)
 
 
 #: Most jobs of a multirun whose configs are composed and checked before the first one runs

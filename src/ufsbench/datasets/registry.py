@@ -190,13 +190,16 @@ def where_to_get(entry: dict, path: Path) -> str:
         where = (f"save {rows} of OpenML data set {spec['data_id']} version {spec['version']} "
                  f"({spec['name']}) as X (n x d) and Y (labels) in {path}")
         return f"{where}, or set UFSBENCH_DATA to a directory holding {path.name}"
+    target = path
     if source.get("url"):
         where = f"download {source['url']}"
-        if source.get("layout"):
+        if source.get("layout"):   # read from sources/ and converted; at `path` it would not be
             where += " (the original; ufsbench converts it on load)"
+            target = path.parent / "sources" / Path(source["path"]).name
     else:
         where = f"get it from {source.get('note', 'its public source (see MANIFEST.csv)')}"
-    return f"{where} and save it as {path}, or set UFSBENCH_DATA to a directory holding {path.name}"
+    return (f"{where} and save it as {target}, or set UFSBENCH_DATA to a directory holding "
+            f"{path.name}")
 
 
 def _locate(entry: dict, data_dir: Path, download: bool) -> tuple[Path, dict | None]:
