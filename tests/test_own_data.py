@@ -353,9 +353,11 @@ def test_run_names_what_the_fits_behind_its_table_warned_of(tmp_path, capsys):
           f"results_dir={tmp_path / 'store'}", *FAST])
     err = capsys.readouterr().err.splitlines()
     start = err.index("warnings of the fits behind the table (kept in their records):")
-    assert err[start + 1] == ("  ls: 2 of 2 setting(s) (tiny): UserWarning: LaplacianScore: k=500 "
-                              "exceeds what 30 samples allow; the graph uses k=29 (every k >= 29 "
-                              "gives this fit)")
+    line = ("  ls: 2 of 2 setting(s) (tiny): UserWarning: LaplacianScore: k=500 exceeds what 30 "
+            "samples allow; the graph uses k=29 (every k >= 29 gives this fit)")
+    assert err[start + 1] == line
+    main(["report", "--results-dir", str(tmp_path / "store")])          # report says it too
+    assert line in capsys.readouterr().err.splitlines()
 
 
 def test_fit_warning_lines_group_warnings_that_differ_only_in_numbers():

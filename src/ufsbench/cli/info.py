@@ -20,6 +20,7 @@ def _report(args: list[str]) -> None:
         RULES,
         SUMMARIES,
         failed_setting_lines,
+        fit_warning_lines,
         report_tables,
         stale_note,
         write_reports,
@@ -61,6 +62,9 @@ def _report(args: list[str]) -> None:
     failed = failed_setting_lines(load_failures(opts.results_dir), df)
     if failed:
         print("\n".join(failed), file=sys.stderr)
+    warned = fit_warning_lines(df[~df["stale"]] if "stale" in df else df)
+    if warned:
+        print("\n".join(warned), file=sys.stderr)
     if opts.out:
         formats = [opts.format] if opts.format in REPORT_FILES else list(REPORT_FILES)
         try:
