@@ -371,3 +371,13 @@ def test_fit_warning_lines_group_warnings_that_differ_only_in_numbers():
         "warnings of the fits behind the table (kept in their records):",
         "  m: 2 of 3 setting(s) (a, b): W: rcond = 1e-17 (and 1 alike)"]
     assert fit_warning_lines(df.assign(fit_warnings=[()] * 4)) == []
+
+
+def test_fit_warning_lines_leave_stale_records_out():
+    from ufsbench.report import fit_warning_lines
+
+    df = pd.DataFrame({"dataset": ["a", "a"], "method": ["m", "m"], "params": ["{1}", "{2}"],
+                       "fit_warnings": [("W: old",), ("W: new",)], "stale": [True, False]})
+    assert fit_warning_lines(df) == [
+        "warnings of the fits behind the table (kept in their records):",
+        "  m: 1 of 1 setting(s) (a): W: new"]

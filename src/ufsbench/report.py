@@ -324,9 +324,11 @@ def series_label(method: str, scoring: str = "kmeans") -> str:
 def fit_warning_lines(df: pd.DataFrame) -> list[str]:
     """What the fits behind a table warned of (iteration caps, a capped k, ...), which the
     records keep: one line per method and distinct warning, with how many of its settings
-    warned so, and on which data sets."""
+    warned so, and on which data sets. Stale records (left out of every table) are left out."""
     if df.empty or "fit_warnings" not in df:
         return []
+    if "stale" in df:
+        df = df[~df["stale"]]
     settings = df.drop_duplicates(["dataset", "method", "params", "fit_warnings"])
     lines = []
     for method, rows in settings.groupby("method", sort=True):

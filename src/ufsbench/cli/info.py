@@ -62,7 +62,7 @@ def _report(args: list[str]) -> None:
     failed = failed_setting_lines(load_failures(opts.results_dir), df)
     if failed:
         print("\n".join(failed), file=sys.stderr)
-    warned = fit_warning_lines(df[~df["stale"]] if "stale" in df else df)
+    warned = fit_warning_lines(df)
     if warned:
         print("\n".join(warned), file=sys.stderr)
     if opts.out:

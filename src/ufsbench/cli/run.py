@@ -201,7 +201,7 @@ def _print_tables(shown: list[dict]) -> None:
     df, _ = one_protocol(df, shown[0]["protocol"])
     if not df.empty:
         print(report_tables(df, rules=shown[0]["rules"], summary=shown[0]["summary"]))
-        for line in fit_warning_lines(df[~df["stale"]] if "stale" in df else df):
+        for line in fit_warning_lines(df):
             print(line, file=sys.stderr)
 
 
