@@ -136,6 +136,40 @@ def test_factored_fit_forms_no_d_by_d_array():
     assert peak < 0.1 * 8 * 4000 ** 2
 
 
+def test_many_samples_take_the_sparse_metric_with_the_same_scores(data, monkeypatch):
+    """From graphs.SPARSE_MIN_SAMPLES samples on, the d x d form takes L and M = I + beta L as
+    CSR matrices; the iterates equal the dense metric's up to round-off."""
+    import scipy.sparse as sp
+
+    import ufsbench.methods.spufs as spufs_module
+    kw = dict(alpha=1.0, beta=2.0, max_iter=8, tol=0.0)
+    dense = SPUFS(**kw).fit(data.X)
+    monkeypatch.setattr(spufs_module, "SPARSE_MIN_SAMPLES", data.X.shape[0])
+    sparse = SPUFS(**kw).fit(data.X)
+    assert sp.issparse(sparse.laplacian_) and not sp.issparse(dense.laplacian_)
+    np.testing.assert_allclose(sparse.laplacian_.toarray(), dense.laplacian_, rtol=1e-12,
+                               atol=1e-14)
+    np.testing.assert_allclose(sparse.objective_history_, dense.objective_history_, rtol=1e-10)
+    np.testing.assert_allclose(sparse.scores_, dense.scores_, rtol=1e-8,
+                               atol=1e-10 * dense.scores_.max())
+    assert np.array_equal(sparse.ranking_[:10], dense.ranking_[:10])
+
+
+def test_many_samples_form_no_n_by_n_array():
+    """At n = 3000 one n x n float64 array is 72 MB; the d x d form's fit stays below half of
+    one (the blockwise neighbour search holds ~27 MB)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((3000, 20))
+    tracemalloc.start()
+    try:
+        sel = SPUFS(max_iter=3, tol=0.0).fit(X)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sel.n_iter_ == 3
+    assert peak < 0.5 * 8 * 3000 ** 2
+
+
 @pytest.mark.parametrize("alpha,beta", [(1.0, 1.0), (1e2, 1e2), (1e-2, 1.0)])
 def test_planted_features_rank_first(data, alpha, beta):
     sel = SPUFS(alpha=alpha, beta=beta, n_features_to_select=5).fit(data.X)

@@ -44,7 +44,7 @@ from ufsbench.cache import cached_call
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, register
 from ufsbench.numerics import l21_reweight, orthonormal_polar, row_norms
-from ufsbench.numerics.gram_solve import cholesky_solve, solve_gram_plus_diag
+from ufsbench.numerics.gram_solve import cholesky_solve, metric_gram, solve_gram_plus_diag
 from ufsbench.numerics.irls import smoothed_l21_norm
 from ufsbench.numerics.sparse_gram import SparsePlusOffset
 from ufsbench.numerics.triplet import ordinal_laplacian, sparse_triplet_weights
@@ -88,7 +88,7 @@ def regression_step(X: np.ndarray, metric, raw: np.ndarray | None = None,
     """
     n, d = X.shape
     if d <= n:
-        gram = X.T @ X if metric is None else X.T @ (metric @ X)
+        gram = metric_gram(X, metric)
         return lambda T, reg: solve_gram_plus_diag(X, T, reg, metric, gram=gram)
     if data is None:
         data = centred_columns(X, raw)

@@ -10,9 +10,9 @@ directly; for d > n the push-through identity
 
 turns it into an n x n ("dual") solve, O(n^2 d) instead of O(d^3). Symmetric products are
 formed as Z^T Z / Z Z^T, which numpy hands to BLAS ``syrk`` (half the flops of a general
-product). When M = I only r changes between iterations, so a loop may form the Gram once
-(:func:`data_gram` / :func:`data_outer_gram`, which a selector may read from its ``memory``)
-and pass it as ``gram``.
+product). Where M is fixed only r changes between iterations, so a loop may form the Gram once
+(:func:`metric_gram`; for M = I :func:`data_gram` / :func:`data_outer_gram`, which a selector
+may read from its ``memory``) and pass it as ``gram``.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def solve_gram_plus_diag(X: np.ndarray, B: np.ndarray, reg, M=None, method: str 
     reg = np.broadcast_to(np.asarray(reg, dtype=float), (d,))
     if method == "primal":
         if gram is None:
-            gram = _metric_gram(X, M)
+            gram = metric_gram(X, M)
         A = gram.copy()
         A[np.diag_indices(d)] += reg
         return solve_psd(A, X.T @ B)
@@ -117,8 +117,9 @@ def solve_gram_plus_diag(X: np.ndarray, B: np.ndarray, reg, M=None, method: str 
     return (X.T @ sla.solve(A, B)) / reg[:, None]
 
 
-def _metric_gram(X: np.ndarray, M) -> np.ndarray:
-    """X^T M X: syrk on M^{1/2} X for M = None or a positive diagonal, else X^T (M X)."""
+def metric_gram(X: np.ndarray, M) -> np.ndarray:
+    """X^T M X (d x d): syrk on M^{1/2} X for M = None or a positive diagonal, else X^T (M X)
+    (M dense or scipy.sparse)."""
     if M is None:
         return X.T @ X
     if np.ndim(M) == 1:
