@@ -181,6 +181,24 @@ def test_large_n_takes_the_spectral_start_from_lanczos_on_the_sparse_laplacian(m
     monkeypatch.setattr(graphs, "SPARSE_MIN_SAMPLES", 200)
     lanczos = make_selector("rsfs", **kw).fit(X)
     assert len(inputs) == 1 and sp.issparse(inputs[0])
+    dense_L = module.row_normalised_laplacian(knn_graph(X, k=5, weight="heat", sigma=None))
+    np.testing.assert_allclose(inputs[0].toarray(), dense_L, rtol=1e-13, atol=1e-15)
     assert np.array_equal(lanczos.support_, dense.support_)
     np.testing.assert_allclose(lanczos.scores_, dense.scores_, rtol=1e-9,
                                atol=1e-12 * dense.scores_.max())
+
+
+def test_large_n_forms_no_n_by_n_array():
+    """At n = 3000 one n x n float64 array is 72 MB; from graphs.SPARSE_MIN_SAMPLES samples on
+    the graph, L and the spectral start stay far below it."""
+    import tracemalloc
+
+    X = np.random.default_rng(0).standard_normal((3000, 20))
+    tracemalloc.start()
+    try:
+        sel = make_selector("rsfs", n_clusters=3, random_state=0, max_iter=3).fit(X)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sel.n_iter_ == 3
+    assert peak < 0.5 * 8 * 3000 ** 2

@@ -26,12 +26,15 @@ from ufsbench.numerics.sparse_gram import sparse_outer_gram
 from ufsbench.numerics.spectral import orthogonality_penalty, spectral_soft_indicator, unit_columns
 
 
-def row_normalised_laplacian(S: np.ndarray) -> np.ndarray:
-    """L of RSFS's code: P = D^{-1} S, L = diag((P + P^T) 1) - (P + P^T) (zero degrees guarded)."""
-    degree = S.sum(axis=1)
+def row_normalised_laplacian(S):
+    """L of RSFS's code: P = D^{-1} S, L = diag((P + P^T) 1) - (P + P^T) (zero degrees guarded).
+
+    A ``scipy.sparse`` S gives a CSR L with the same entries up to the order of the degree sums.
+    """
+    degree = np.asarray(S.sum(axis=1)).ravel()
     inv = np.zeros_like(degree)
     inv[degree > 0] = 1.0 / degree[degree > 0]
-    P = inv[:, None] * S
+    P = sp.csr_matrix(sp.diags(inv) @ S) if sp.issparse(S) else inv[:, None] * S
     return laplacian(P + P.T)
 
 
@@ -41,14 +44,15 @@ def rsfs_start(X: np.ndarray, k: int, sigma, n_clusters: int, random_state, init
 
     Y0 comes from the c smallest eigenvectors of L: a dense subset eigh below
     ``graphs.SPARSE_MIN_SAMPLES`` samples, Lanczos on the sparse L from there on (a dense eigh
-    of USPS's 9298 x 9298 L took 66 of the fit's 77 CPU s). The returned L is sparse either way
-    (the same entries: L has O(n k) non-zeros, and the iterations' L Y products cost O(n k c)
-    instead of O(n^2 c))."""
-    S = knn_graph(X, k=k, weight="heat", sigma=sigma)
-    L = row_normalised_laplacian(S)
+    of USPS's 9298 x 9298 L took 66 of the fit's 77 CPU s), where S and L are built sparse too
+    (no n x n array: 3.3 GB at 10000 samples). The returned L is sparse either way (L has
+    O(n k) non-zeros, and the iterations' L Y products cost O(n k c) instead of O(n^2 c))."""
+    large = X.shape[0] >= graphs.SPARSE_MIN_SAMPLES
+    graph = graphs.sparse_knn_graph if large else knn_graph
+    L = row_normalised_laplacian(graph(X, k=k, weight="heat", sigma=sigma))
     L_sparse = sp.csr_matrix(L)
-    start_from = L if X.shape[0] < graphs.SPARSE_MIN_SAMPLES else L_sparse
-    Y, labels = spectral_soft_indicator(start_from, n_clusters, random_state, init_offset)
+    Y, labels = spectral_soft_indicator(L_sparse if large else L, n_clusters, random_state,
+                                        init_offset)
     return L_sparse, Y, labels
 
 
