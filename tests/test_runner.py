@@ -626,6 +626,21 @@ def test_declared_fit_costs_grow_with_the_dense_factorisations():
     assert LaplacianScore.expected_fit_cost(10**5, 10**5, {}) is None
 
 
+def test_sf2sog_declares_its_dense_graph_steps():
+    from ufsbench.methods.sf2sog import SF2SOG
+
+    usps, big = SF2SOG.expected_fit_cost(9298, 256, {}), SF2SOG.expected_fit_cost(10000, 1000, {})
+    assert 49 / 3 < usps.seconds < 49 * 3                   # 49 s measured (one BLAS thread)
+    assert 96 / 3 < big.seconds < 96 * 3                    # 96 s measured, 4.6 GB peak
+    assert 0.5 * 4.6e9 < big.memory_bytes < 2 * 4.6e9
+    assert "10000 x 10000 graph and Cholesky" in big.dominated_by
+    wide = SF2SOG.expected_fit_cost(3000, 5000, {})          # d > n: the factored solver
+    assert "eigendecomposition" in wide.dominated_by
+    dense = SF2SOG.expected_fit_cost(3000, 5000, {"solver": "dense"})   # M is d x d
+    assert dense.seconds > 1.5 * wide.seconds and "Cholesky" in dense.dominated_by
+    assert SF2SOG.expected_fit_cost(213, 676, {}).seconds < 1.0     # jaffe: 0.04 s measured
+
+
 def test_cost_note_announces_long_sweeps_only():
     from ufsbench.runner import cost_note
 
