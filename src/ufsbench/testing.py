@@ -80,6 +80,19 @@ def assert_same_partition(a, b) -> None:
         f"not the same partition: {n_a} and {n_b} clusters, {len(pairs)} distinct label pairs")
 
 
+def peak_traced_bytes(call):
+    """(``call()``'s result, the peak of Python-traced memory while it ran, in bytes): numpy's
+    arrays are traced, so a test can show that a fit never holds an n x n (or d x d) array."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        result = call()
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def record_calls(monkeypatch, owner, name: str) -> list:
     """Replace ``owner.name`` by a wrapper that records each call's (args, kwargs) and then calls
     the original; returns the list the calls are appended to."""

@@ -11,6 +11,7 @@ from ufsbench.testing import (
     assert_fit_matches_reference,
     fit_blas_threads,
     fits_cache_off_cold_warm,
+    peak_traced_bytes,
 )
 
 
@@ -105,18 +106,13 @@ def test_bad_parameters(data):
 
 
 def test_large_n_fit_forms_no_n_by_n_array():
-    import tracemalloc
-
     from ufsbench.datasets.synthetic import make_synthetic
 
     n = 3000
     X = make_synthetic(n_samples=n, n_features=20, n_informative=4, n_clusters=3,
                        random_state=0).X
     sel = make_selector("rufs", n_clusters=3, random_state=0, max_iter=2)
-    tracemalloc.start()
-    sel.fit(X)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    _, peak = peak_traced_bytes(lambda: sel.fit(X))
     assert peak < 8 * n * n / 2                     # one float64 n x n array: 72 MB
 
 

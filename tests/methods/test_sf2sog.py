@@ -1,7 +1,6 @@
 """Tests of SF2SOG (reconstructed): orthogonal l2,0 projection, flexible embedding, optimal graph."""
 
 import itertools
-import tracemalloc
 
 import numpy as np
 import pytest
@@ -13,6 +12,7 @@ from ufsbench.methods.sf2sog import SF2SOG, _GramTraceOperator, _preprocess, l20
 from ufsbench.numerics import laplacian, sym
 from ufsbench.numerics.adaptive_neighbors import adaptive_neighbor_graph
 from ufsbench.numerics.preprocess import center_unit_norm, zscore
+from ufsbench.testing import peak_traced_bytes
 
 
 @pytest.fixture(scope="module")
@@ -256,12 +256,7 @@ def test_factored_fit_forms_no_d_by_d_array():
     """At d = 4000, n = 50 one d x d float64 array is 128 MB; the fit stays far below."""
     rng = np.random.default_rng(0)
     X = rng.standard_normal((50, 4000))
-    tracemalloc.start()
-    try:
-        sel = SF2SOG(n_features_to_select=20, n_clusters=3, max_iter=3).fit(X)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    sel, peak = peak_traced_bytes(lambda: SF2SOG(n_features_to_select=20, n_clusters=3, max_iter=3).fit(X))
     assert sel.support_.sum() == 20
     assert peak < 0.1 * 8 * 4000 ** 2
 

@@ -5,6 +5,7 @@ import pytest
 
 from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
+from ufsbench.testing import peak_traced_bytes
 
 
 def test_alpha_zero_is_socfs(data):
@@ -78,8 +79,6 @@ def test_sparse_penalty_fit_equals_dense_penalty_fit(data, monkeypatch):
 
 
 def test_large_n_fit_forms_no_n_by_n_array():
-    import tracemalloc
-
     from ufsbench.datasets.synthetic import make_synthetic
 
     n = 3000
@@ -87,8 +86,5 @@ def test_large_n_fit_forms_no_n_by_n_array():
                        random_state=0).X
     sel = make_selector("socfs_triplet", n_clusters=3, random_state=0, max_iter=2,
                         inner_iter=3)
-    tracemalloc.start()
-    sel.fit(X)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    _, peak = peak_traced_bytes(lambda: sel.fit(X))
     assert peak < 8 * n * n / 2                     # one float64 n x n array: 72 MB

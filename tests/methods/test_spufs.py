@@ -1,7 +1,5 @@
 """Tests of SPUFS (feature self-representation + l2,1 + graph, IRLS)."""
 
-import tracemalloc
-
 import numpy as np
 import pytest
 from _reference_spufs import spufs_reference
@@ -11,6 +9,7 @@ from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
 from ufsbench.methods.spufs import SPUFS
 from ufsbench.numerics import l21_reweight, row_norms
+from ufsbench.testing import peak_traced_bytes
 
 
 @pytest.fixture(scope="module")
@@ -126,12 +125,7 @@ def test_factored_fit_forms_no_d_by_d_array():
     """At d = 4000, n = 50 one d x d float64 array is 128 MB; the fit stays far below."""
     rng = np.random.default_rng(0)
     X = rng.standard_normal((50, 4000))
-    tracemalloc.start()
-    try:
-        sel = SPUFS(max_iter=5, tol=0.0).fit(X)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    sel, peak = peak_traced_bytes(lambda: SPUFS(max_iter=5, tol=0.0).fit(X))
     assert sel.n_iter_ == 5
     assert peak < 0.1 * 8 * 4000 ** 2
 
@@ -160,12 +154,7 @@ def test_many_samples_form_no_n_by_n_array():
     one (the blockwise neighbour search holds ~27 MB)."""
     rng = np.random.default_rng(0)
     X = rng.standard_normal((3000, 20))
-    tracemalloc.start()
-    try:
-        sel = SPUFS(max_iter=3, tol=0.0).fit(X)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    sel, peak = peak_traced_bytes(lambda: SPUFS(max_iter=3, tol=0.0).fit(X))
     assert sel.n_iter_ == 3
     assert peak < 0.5 * 8 * 3000 ** 2
 

@@ -13,6 +13,7 @@ from ufsbench.numerics.local_discriminant import (
     linear_local_discriminant_laplacian,
     local_discriminant_laplacian,
 )
+from ufsbench.testing import peak_traced_bytes
 
 
 @pytest.fixture(scope="module")
@@ -183,16 +184,11 @@ def test_dense_path_matches_lowrank_path_when_d_below_n(data):
 
 
 def test_large_n_fit_forms_no_n_by_n_array():
-    import tracemalloc
-
     n = 3000
     X = make_synthetic(n_samples=n, n_features=20, n_informative=4, n_clusters=3,
                        random_state=0).X
     sel = make_selector("udfs", n_clusters=3, max_iter=3)
-    tracemalloc.start()
-    sel.fit(X)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    _, peak = peak_traced_bytes(lambda: sel.fit(X))
     assert peak < 8 * n * n / 2                     # one float64 n x n array: 72 MB
     assert sel.local_laplacian_.nnz <= n * 36
 

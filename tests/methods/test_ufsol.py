@@ -12,7 +12,7 @@ from ufsbench.methods.ufsol import graph_gram, ufsol_laplacian
 from ufsbench.numerics.exact_kmeans import within_cluster_sse
 from ufsbench.numerics.indicators import indicator_gram, indicator_projection
 from ufsbench.numerics.triplet import ordinal_laplacian, triplet_weights
-from ufsbench.testing import assert_same_partition
+from ufsbench.testing import assert_same_partition, peak_traced_bytes
 
 GRAPHS = ["none", "similarity", "maxmargin", "triplet"]
 
@@ -195,8 +195,6 @@ def test_dense_d_by_d_path_matches_n_by_n_solver(graph):
 def test_large_n_fit_forms_no_n_by_n_array(monkeypatch):
     # 3000 x 20: one float64 n x n array would be 72 MB; the fit stays far below that and
     # np.eye is never asked for an n x n identity.
-    import tracemalloc
-
     n = 3000
     ds = make_synthetic(n_samples=n, n_features=20, n_informative=4, n_clusters=3,
                         random_state=0)
@@ -209,10 +207,7 @@ def test_large_n_fit_forms_no_n_by_n_array(monkeypatch):
     monkeypatch.setattr(np, "eye", guarded_eye)
     sel = make_selector("ufsol", n_clusters=3, random_state=0, graph="triplet", max_iter=3,
                         n_init=1)
-    tracemalloc.start()
-    sel.fit(ds.X)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    _, peak = peak_traced_bytes(lambda: sel.fit(ds.X))
     assert sel.solver_ == "dense"
     assert peak < 8 * n * n / 2
 

@@ -18,6 +18,7 @@ from ufsbench.numerics.graphs import (
     sparse_knn_graph,
     squared_distances,
 )
+from ufsbench.testing import peak_traced_bytes
 
 
 def _datasets():
@@ -106,14 +107,9 @@ def test_knn_graph_large_path_and_sparse_laplacian(monkeypatch):
 
 
 def test_knn_search_memory_stays_below_an_n_by_n_matrix():
-    import tracemalloc
-
     n = 3000
     X = np.random.default_rng(1).standard_normal((n, 20))
-    tracemalloc.start()
-    knn_search(X, 5)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    _, peak = peak_traced_bytes(lambda: knn_search(X, 5))
     assert peak < 8 * n * n / 2                       # one float64 n x n matrix: 72 MB
 
 

@@ -377,9 +377,10 @@ class SF2SOG(UFSSelector):
         graph steps (the G-step's distances and simplex projections, L_G; 5.5e-8 n^2 s), the
         Y-step's dense Cholesky solve of L_G + lam I (9e-12 n^3 s) with the d x d eigensolve
         of M (with the factored solver, d > n, a dense eigendecomposition of L_G instead) and
-        L_G (L_G + lam I)^{-1} X (4e-11 n^2 d s). Measured (one BLAS thread): USPS (9298 x 256) 49 s, modelled 64; synthetic
-        10000 x 1000 96 s, modelled 92; 3000 x 5000 (factored) 45 s, modelled 36; coil20 2.7 s,
-        modelled 1.1. Memory: about six n x n and six n x d arrays."""
+        L_G (L_G + lam I)^{-1} X (4e-11 n^2 d s). Measured (one BLAS thread): USPS
+        (9298 x 256) 49 s, modelled 64; synthetic 10000 x 1000 96 s, modelled 92; 3000 x 5000
+        (factored) 45 s, modelled 36; coil20 2.7 s, modelled 1.1. Memory: about six n x n and
+        six n x d arrays."""
         n, d = float(n_samples), float(n_features)
         factored = params.get("solver", "auto") == "factored" or (
             params.get("solver", "auto") == "auto" and n_features > n_samples)

@@ -14,8 +14,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ufsbench.cache import cached_call
 from ufsbench.methods.base import MEMORY_CONSTRAINT, POSITIVE_INT, UFSSelector, register
 from ufsbench.numerics import knn_graph, l21_reweight, laplacian, sym
-from ufsbench.numerics.graphs import SPARSE_MIN_SAMPLES, sparse_knn_graph
 from ufsbench.numerics.gram_solve import metric_gram, solve_gram_plus_diag
+from ufsbench.numerics.graphs import SPARSE_MIN_SAMPLES, sparse_knn_graph
 from ufsbench.numerics.irls import smoothed_l21_norm
 from ufsbench.numerics.sparse_gram import sparse_dense_product, sparse_outer_gram
 
@@ -145,9 +145,10 @@ class SPUFS(UFSSelector):
     d <= n; X^T M X is formed once per fit (M does not change). From 3000 samples on
     (``graphs.SPARSE_MIN_SAMPLES``) the d x d form takes the kNN graph, L and M as CSR matrices:
     no n x n array (10000 x 1000: 0.6 instead of 3.5 GB, 8 instead of 24 s), X^T M X by a sparse
-    product, the same up to round-off. Both give the iterates of the plain IRLS of the BL9 model up to floating point
-    (tested against ``tests/methods/_reference_spufs.py``); ``W_`` is formed on demand from
-    ``W_factors_`` after a factored fit (timings: docs/performance-history.md).
+    product, the same up to round-off. Both give the iterates of the plain IRLS of the BL9
+    model up to floating point (tested against ``tests/methods/_reference_spufs.py``); ``W_``
+    is formed on demand from ``W_factors_`` after a factored fit (timings:
+    docs/performance-history.md).
 
     Parameters
     ----------
