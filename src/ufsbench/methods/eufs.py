@@ -330,6 +330,9 @@ class _BlockedSteps:
         X = np.ascontiguousarray(X)
         n, d = X.shape
         self.Y2, self.E, self.A = (np.zeros((n, d)) for _ in range(3))
+        #: A holds X - U V^T for the U and V of the last dual step (dense X): the next E-step's
+        #: residual, the same U and V, so it is not computed twice (A itself is dead by then).
+        self.residual_in_A = False
         rows = max(1, min(n, BLOCK_BYTES // (8 * d)))
         self.blocks = [slice(i, min(i + rows, n)) for i in range(0, n, rows)]
         self.lanes = BlockLanes(len(self.blocks), None if X.nbytes >= LANES_MIN_BYTES else 1)
@@ -352,8 +355,10 @@ class _BlockedSteps:
         self.lanes.close()
 
     def e_step(self, U, V, mu):
-        """E = rowshrink(X - U V^T + Y2/mu, 1/mu) (step 1); returns A = X - E + Y2/mu."""
+        """E = rowshrink(X - U V^T + Y2/mu, 1/mu) (step 1); returns A = X - E + Y2/mu. U and V
+        are those of the last :meth:`dual_step`, or the start's before the first."""
         self.lanes.map(lambda j, lane: self._e_block(j, lane, U, V, mu))
+        self.residual_in_A = False
         return self.A
 
     def _e_block(self, j, lane, U, V, mu):
@@ -361,8 +366,11 @@ class _BlockedSteps:
         Yn = np.divide(self.Y2[b], mu, out=self.scratch[lane][0][:b.stop - b.start])
         E, A = self.E[b], self.A[b]
         if self.nonzeros is None:
-            _residual(self.X[b], U[b], V, out=E)
-            np.add(E, Yn, out=E)
+            if self.residual_in_A:
+                np.add(A, Yn, out=E)
+            else:
+                _residual(self.X[b], U[b], V, out=E)
+                np.add(E, Yn, out=E)
             row_shrink(E, 1.0 / mu, out=E)
             np.subtract(self.X[b], E, out=A)
             A += Yn
@@ -385,6 +393,7 @@ class _BlockedSteps:
         for block_sq in self.lanes.map(lambda j, lane: self._dual_block(j, lane, U, minus_U,
                                                                         V, mu)):
             sq += block_sq                                               # in block order
+        self.residual_in_A = self.nonzeros is None
         return float(np.sqrt(sq)), float(self.fit_rows.sum())
 
     def _dual_block(self, j, lane, U, minus_U, V, mu) -> float:
@@ -393,6 +402,7 @@ class _BlockedSteps:
         XmUV = self.scratch[lane][0][:m]
         if self.nonzeros is None:
             assert self.X is not None                    # a dense X is kept when not sparse
+            XmUV = self.A[b]                             # kept for the next E-step
             _residual(self.X[b], U[b], V, out=XmUV)
         else:
             where, x = self.nonzeros[j]
