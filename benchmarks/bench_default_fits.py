@@ -15,6 +15,7 @@ subsample of N samples.
     OPENBLAS_NUM_THREADS=1 python benchmarks/bench_default_fits.py             # n <= 2000 sets
     python benchmarks/bench_default_fits.py --datasets usps --budget 120
     python benchmarks/bench_default_fits.py --methods sogfs scfs --datasets coil20 jaffe
+    python benchmarks/bench_default_fits.py --datasets synthetic:10000x1000 synthetic:187x20000
 
 Run it on an idle machine and set the BLAS thread count explicitly: times measured beside other
 jobs are several times higher.
@@ -109,12 +110,25 @@ def typical_setting(method: str) -> dict:
     return dict(cfg.get("params") or {}, **(cfg.get("default") or {}))
 
 
+def synthetic(n: int, d: int) -> np.ndarray:
+    """Seeded n x d data of four clusters on 20 of the features, the other features noise of
+    spreads 0.1-2: data beyond the paper sizes, for ``synthetic:NxD``."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n, d)) * rng.uniform(0.1, 2, d)
+    X[:, :min(20, d)] += np.repeat(np.arange(4), n // 4 + 1)[:n, None]
+    return X
+
+
 def load(spec: str):
-    """(label, X, number of classes) of ``name`` or ``name:N`` (seeded subsample of N rows)."""
+    """(label, X, number of classes) of ``name``, ``name:N`` (seeded subsample of N rows) or
+    ``synthetic:NxD`` (:func:`synthetic`, 4 classes)."""
     from ufsbench.datasets import load_dataset
     from ufsbench.testing import data_dir
 
     name, _, size = spec.partition(":")
+    if name == "synthetic":
+        n, d = (int(v) for v in size.lower().split("x"))
+        return f"synthetic {n}x{d}", synthetic(n, d), 4
     data = load_dataset(name, data_dir=data_dir(), download=False)
     X, y = data.X, data.y
     if size and int(size) < X.shape[0]:
