@@ -652,6 +652,25 @@ def test_cost_note_announces_long_sweeps_only():
     assert "12 fit(s) to run, about 6:01:44 in all on 2 worker(s)" in note and "\n" not in note
 
 
+def test_cost_note_warns_when_the_fits_need_more_memory_than_the_machine(monkeypatch):
+    import ufsbench.runner as runner
+
+    fits = [({"alpha": 1.0}, 6)]                   # DGUFS on USPS: ~5.2 GiB a fit (8 n^2 floats)
+    monkeypatch.setattr(runner, "physical_memory_bytes", lambda: 64 * 2.0**30)
+    assert "WARNING" not in runner.cost_note("dgufs", "usps", 9298, 256, fits, workers=2)
+    monkeypatch.setattr(runner, "physical_memory_bytes", lambda: 8 * 2.0**30)
+    note = runner.cost_note("dgufs", "usps", 9298, 256, fits, workers=2)
+    assert note.endswith("; WARNING: 2 such fits at once need more than this machine's 8 GiB of "
+                         "memory: run with n_jobs=1")
+    assert "WARNING" not in runner.cost_note("dgufs", "usps", 9298, 256, fits, workers=1)
+    monkeypatch.setattr(runner, "physical_memory_bytes", lambda: 4 * 2.0**30)
+    assert runner.cost_note("dgufs", "usps", 9298, 256, fits, workers=1).endswith(
+        "; WARNING: one fit needs more than this machine's 4 GiB of memory: use fewer samples "
+        "or another method")
+    monkeypatch.setattr(runner, "physical_memory_bytes", lambda: None)   # unknown: no warning
+    assert "WARNING" not in runner.cost_note("dgufs", "usps", 9298, 256, fits, workers=2)
+
+
 def test_sweep_prints_the_cost_note_before_its_fits(tmp_path, monkeypatch, capsys):
     # A subset method refitted per count: settings x counts fits; progress=False: no note.
     monkeypatch.setattr(runner, "COST_NOTE_SECONDS", 0.0)

@@ -481,11 +481,35 @@ def cost_note(method: str, data_name: str, n_samples: int, n_features: int,
         return None
     longest = max((cost for cost, _ in known), key=lambda cost: cost.seconds)
     count = sum(k for _, k in known)
+    memory = max(cost.memory_bytes for cost, _ in known)
     return (f"note: {method} on {data_name} ({n_samples} x {n_features}): about "
             f"{clock_text(longest.seconds)} a fit on one core ({longest.dominated_by}; "
             f"~{longest.memory_bytes / 2**30:.1f} GiB), {count} fit(s) to run, about "
             f"{clock_text(total / max(1, min(workers, count)))} in all on {workers} worker(s); "
-            f"a rough estimate (within about 3x) from the method's cost model")
+            f"a rough estimate (within about 3x) from the method's cost model"
+            f"{memory_warning(memory, min(workers, count))}")
+
+
+def physical_memory_bytes() -> float | None:
+    """This machine's physical memory, where the system says (None elsewhere)."""
+    try:
+        return float(os.sysconf("SC_PHYS_PAGES")) * float(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def memory_warning(fit_bytes: float, parallel_fits: int) -> str:
+    """The cost note's ending when ``parallel_fits`` fits of ``fit_bytes`` each would need more
+    than this machine's memory: the system may kill a worker mid-fit (its setting then fails
+    and is not recorded), so the note says what to change; "" otherwise."""
+    total = physical_memory_bytes()
+    if not total or fit_bytes * parallel_fits <= total:
+        return ""
+    if fit_bytes <= total:
+        return (f"; WARNING: {parallel_fits} such fits at once need more than this machine's "
+                f"{total / 2**30:.0f} GiB of memory: run with n_jobs=1")
+    return (f"; WARNING: one fit needs more than this machine's {total / 2**30:.0f} GiB of "
+            f"memory: use fewer samples or another method")
 
 
 def _fits_of(tasks: list[Task], n_features: int) -> list[tuple[dict, int]]:
