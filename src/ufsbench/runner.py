@@ -500,8 +500,8 @@ def physical_memory_bytes() -> float | None:
 
 def memory_warning(fit_bytes: float, parallel_fits: int) -> str:
     """The cost note's ending when ``parallel_fits`` fits of ``fit_bytes`` each would need more
-    than this machine's memory: the system may kill a worker mid-fit (its setting then fails
-    and is not recorded), so the note says what to change; "" otherwise."""
+    than this machine's memory, where the system may kill a worker mid-fit: the ending names
+    what to change; "" otherwise."""
     total = physical_memory_bytes()
     if not total or fit_bytes * parallel_fits <= total:
         return ""
