@@ -202,11 +202,16 @@ def test_w_step_forms_equal_direct_inverse_of_eq6(n, p):
                                    rtol=1e-9, atol=1e-12)
 
 
-def test_w_step_solver_choice_does_not_change_fit(data):
-    X = zscore(data.X)[:40]                                     # p = 60 > n = 40
-    a = _fit(X, solver="primal", max_iter=15, tol=0.0)
-    b = _fit(X, solver="dual", max_iter=15, tol=0.0)
-    np.testing.assert_allclose(a.scores_, b.scores_, rtol=1e-7, atol=1e-12)
+@pytest.mark.parametrize("n", [40, 90])
+def test_w_step_solver_choice_does_not_change_fit(data, n):
+    """p = 60 > n = 40, and p < n = 90, where the primal form's X^T G also serves the G-step's
+    X (X^T G) (the dual form's G-step forms its own)."""
+    X = zscore(data.X)[:n]
+    for gamma in (1e6, 1e-2):                 # a small gamma: X (X^T G) dominates the G-step
+        a = _fit(X, solver="primal", gamma=gamma, max_iter=15, tol=0.0)
+        b = _fit(X, solver="dual", gamma=gamma, max_iter=15, tol=0.0)
+        np.testing.assert_allclose(a.scores_, b.scores_, rtol=1e-7, atol=1e-12)
+        np.testing.assert_allclose(a.G_, b.G_, rtol=1e-7, atol=1e-12)
 
 
 @pytest.mark.parametrize("old, new", [(dict(w_solver="dual"), dict(solver="dual")),

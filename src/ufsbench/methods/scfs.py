@@ -129,6 +129,7 @@ class WStep:
         self.X, self.Xop, self.solver = X, Xop, solver
         self.ratio, self.ridge = beta / alpha, ridge / alpha
         self.gram = data_gram(X) if solver == "primal" else None
+        self.xtg: np.ndarray | None = None           # the primal form's last X^T G
         if solver == "cg":
             self.XT = Xop.T.tocsr() if sparse.issparse(Xop) else Xop.T
             self.X2 = Xop.multiply(Xop).tocsr() if sparse.issparse(Xop) else Xop * Xop
@@ -137,10 +138,14 @@ class WStep:
             self.diagonal_works = True           # the diagonal preconditioner still converges
 
     def __call__(self, G: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(W, X W) for the current G and reweighting d."""
+        """(W, X W) for the current G and reweighting d. The primal form keeps its X^T G in
+        ``xtg`` (else None): the G-step's X (X^T G) on a dense X is the same product."""
         reg = self.ratio * np.asarray(d, dtype=float) + self.ridge
+        self.xtg = None
         if self.solver == "primal":
-            W = solve_gram_plus_diag(self.X, G, reg, method="primal", gram=self.gram)
+            self.xtg = self.X.T @ G
+            W = solve_gram_plus_diag(self.X, G, reg, method="primal", gram=self.gram,
+                                     xtb=self.xtg)
             return W, self.X @ W
         if self.solver == "dual":
             return self._dual(G, reg)
@@ -576,6 +581,8 @@ class SCFS(UFSSelector):
         history, g_min, converged = [], [], False
         for _ in range(int(self.max_iter)):
             W, XW = w_step(G, d)                                      # Eq. (6)
+            if K is None and Xop is X and w_step.xtg is not None:     # X (X^T G), X^T G shared
+                KG = X @ w_step.xtg
             G_new = self._g_step(Xop, G, XW, Bneg, ngamma, KG)       # Eq. (11) / split rule
             if not np.all(np.isfinite(G_new)):
                 g_min.append(float("nan"))

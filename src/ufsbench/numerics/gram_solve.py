@@ -72,7 +72,8 @@ def gram_form(X: np.ndarray, method: str = "auto") -> str:
 
 def solve_gram_plus_diag(X: np.ndarray, B: np.ndarray, reg, M=None, method: str = "auto",
                          gram: np.ndarray | None = None,
-                         outer: SparseOuterGram | None = None) -> np.ndarray:
+                         outer: SparseOuterGram | None = None,
+                         xtb: np.ndarray | None = None) -> np.ndarray:
     """W = (X^T M X + diag(reg))^{-1} X^T B, by the d x d or the n x n form.
 
     Parameters
@@ -95,6 +96,8 @@ def solve_gram_plus_diag(X: np.ndarray, B: np.ndarray, reg, M=None, method: str 
         Forms the n x n matrix of the dual form for M = None or a diagonal M
         (:func:`ufsbench.numerics.sparse_gram.sparse_outer_gram` of X, built once per fit: the
         same matrix up to round-off, faster on mostly-zero X); None forms it by ``syrk``.
+    xtb : ndarray of shape (d, c), optional
+        ``X.T @ B`` of the primal form where the caller needs it too (the same product).
     """
     n, d = X.shape
     method = gram_form(X, method)
@@ -104,7 +107,7 @@ def solve_gram_plus_diag(X: np.ndarray, B: np.ndarray, reg, M=None, method: str 
             gram = metric_gram(X, M)
         A = gram.copy()
         A[np.diag_indices(d)] += reg
-        return solve_psd(A, X.T @ B)
+        return solve_psd(A, X.T @ B if xtb is None else xtb)
     if gram is not None:                            # X X^T with a uniform ridge: R = r I
         A = gram.copy()
         A[np.diag_indices(n)] += reg[0]
