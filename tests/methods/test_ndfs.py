@@ -63,6 +63,27 @@ def test_deterministic(data):
     assert np.array_equal(a.scores_, b.scores_)
 
 
+@pytest.mark.parametrize("order", ["f_first", "w_first"])
+def test_remembered_xt_f_gives_the_bits_of_recomputing_it(data, order, monkeypatch):
+    """X^T F is remembered for the last F (LastProduct): a fit equals, bit for bit, one that
+    forms every product afresh (a stale product would change the scores)."""
+    import ufsbench.methods.ndfs as ndfs_module
+
+    kw = dict(n_clusters=3, random_state=4, max_iter=8, tol=None, order=order)
+    remembered = make_selector("ndfs", **kw).fit(data.X)
+    calls = []
+
+    def afresh(self, Y):
+        calls.append(Y is self.last)
+        self.last = Y
+        return self.B @ Y
+    monkeypatch.setattr(ndfs_module.LastProduct, "__call__", afresh)
+    fresh = make_selector("ndfs", **kw).fit(data.X)
+    assert any(calls)                                 # the same F was asked for again
+    assert np.array_equal(remembered.scores_, fresh.scores_)
+    assert np.array_equal(remembered.F_, fresh.F_)
+
+
 def test_woodbury_matches_dense_when_d_exceeds_n(wide_data):
     X = wide_data.X
     kw = dict(n_clusters=3, alpha=1.0, beta=1.0, max_iter=8, tol=None, random_state=0)

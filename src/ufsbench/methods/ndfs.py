@@ -150,6 +150,23 @@ def dual_inverse(X: np.ndarray, reg: np.ndarray, factor: np.ndarray | None = Non
     return sym(sla.inv(Y @ Y.T + np.eye(X.shape[0])))
 
 
+class LastProduct:
+    """Y -> B @ Y, remembering the last Y (by identity) and its product. An NDFS iteration asks
+    X^T F of one F up to three times: its W-step, the next iteration's M F (the same F under a
+    new D) and, with ``order="w_first"``, the M F of its own F-step. The arrays passed are
+    never changed in place (every step returns a new F)."""
+
+    def __init__(self, B: np.ndarray):
+        self.B = B
+        self.last: np.ndarray | None = None
+        self.product: np.ndarray | None = None
+
+    def __call__(self, Y: np.ndarray) -> np.ndarray:
+        if Y is not self.last or self.product is None:
+            self.last, self.product = Y, self.B @ Y
+        return self.product
+
+
 class MOperator(NamedTuple):
     """M of Eq. (13) for the current D, as the products one iteration needs."""
     times: Callable[[np.ndarray], np.ndarray]           # F -> M F
@@ -386,7 +403,7 @@ class NDFS(UFSSelector):
         """k, capped so that the graph exists (the adaptive weights need k + 1 neighbours)."""
         return self._neighbours(n, 2 if self.graph == "adaptive" else 1)
 
-    def _m_operator(self, X, A, XtX, weights, outer=None) -> MOperator:
+    def _m_operator(self, X, A, XtX, weights, outer=None, xt=None) -> MOperator:
         """M of Eq. (13) for the current D, and the W-step of Eq. (11). A is the sparse part of
         M (see ``_fit``).
 
@@ -398,7 +415,8 @@ class NDFS(UFSSelector):
         only when called, as the upper block triangle (:func:`split_products_sym`), instead of
         the three n x n x d products and the n x n solve of the reference form. ``outer``
         (d > n, mostly-zero X): forms X (beta D)^{-1} X^T from the non-zero entries of X's sparse
-        columns (:mod:`ufsbench.numerics.sparse_gram`).
+        columns (:mod:`ufsbench.numerics.sparse_gram`). ``xt`` (d <= n): F -> X^T F, which may
+        remember its last product (:class:`LastProduct`); None forms it every time.
         """
         alpha, reg = self.alpha, self.beta * weights
         if XtX is None:                                              # d > n, n x n form
@@ -431,11 +449,13 @@ class NDFS(UFSSelector):
             return MOperator(lambda F: A @ F + alpha * solve(F), rows, split, w_step)
         R = primal_factor(XtX, reg)
         if R is not None:
+            xt = xt or LastProduct(X.T)
+
             def solve(B):                                            # (X^T X + beta D)^-1 B
                 return sla.cho_solve((R, False), B, check_finite=False)
 
             def w_step(F):
-                return solve(X.T @ F)
+                return solve(xt(F))
 
             def rows(index):
                 return A[index].toarray() - alpha * (solve(X[index].T).T @ X.T)
@@ -516,8 +536,9 @@ class NDFS(UFSSelector):
         weights = (np.ones(d) if self.d_init == "identity"               # D_0 = I
                    else l21_reweight(np.zeros((d, 1)), eps=self.eps))   # D_0 from W_0 = 0
         history, converged = [], self.tol is None
+        xt = LastProduct(X.T) if primal else None                    # X^T F, shared by the steps
         for _ in range(self.max_iter):
-            M = self._m_operator(X, A, XtX, weights, outer)
+            M = self._m_operator(X, A, XtX, weights, outer, xt)
             if self.order == "w_first":
                 W = M.w_step(F)                                      # Eq. (11), previous F
                 F = unit_columns(self._f_step(F, M))                 # Eq. (16)
