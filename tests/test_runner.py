@@ -652,6 +652,44 @@ def test_cost_note_announces_long_sweeps_only():
     assert "12 fit(s) to run, about 6:01:44 in all on 2 worker(s)" in note and "\n" not in note
 
 
+def test_ufsol_declares_its_w_step_and_reads_mostly_zero_data_cheaper():
+    from ufsbench.methods.ufsol import UFSOL
+
+    def seconds(n, d, share=1.0, **params):
+        return UFSOL.expected_fit_cost(n, d, params, share).seconds
+
+    assert 10.4 / 3 < seconds(9298, 256) < 10.4 * 3            # USPS, dense W-step: 10.4 s
+    assert 5.1 / 3 < seconds(1440, 1024) < 5.1 * 3             # coil20: 5.1 s
+    assert 13.9 / 3 < seconds(1993, 4862, 0.014) < 13.9 * 3    # basehock, 1.4 % non-zero
+    assert seconds(1993, 4862, 0.014) < seconds(1993, 4862) / 3     # read through non-zeros
+    assert 5.3 * 40 / 3 < seconds(3000, 6200) < 5.3 * 40 * 3   # 5.3 s an iteration
+    assert seconds(3000, 6200, max_iter=4) == pytest.approx(seconds(3000, 6200) / 10)
+    assert "LU" in UFSOL.expected_fit_cost(3000, 6200, {}).dominated_by
+    assert "6200 x 6200" in UFSOL.expected_fit_cost(3000, 6200, {"solver": "dense"}).dominated_by
+
+
+def test_sweep_gives_the_cost_model_the_data_share_of_non_zeros(tmp_path, monkeypatch):
+    import dataclasses
+
+    from ufsbench.methods.dgufs import DGUFS
+    from ufsbench.runner import nonzero_fraction
+    from ufsbench.testing import record_calls
+
+    X = np.zeros((4, 5))
+    X[0, :2] = 1.0
+    assert nonzero_fraction(X) == pytest.approx(0.1)
+    assert nonzero_fraction(np.zeros((0, 3))) == 1.0
+    data = load_dataset("synthetic")
+    X = data.X.copy()
+    X[::2, ::2] = X[1::2, 1::2] = 0.0                      # half the entries zero, no column
+    data = dataclasses.replace(data, X=X, checksum="half-zero")
+    calls = record_calls(monkeypatch, DGUFS, "expected_fit_cost")
+    cfg = {"name": "dgufs", "params": {"max_iter": 2}, "grid": {}, "default": {}}
+    tasks = plan_tasks(data, cfg, [5], EvaluationProtocol(n_runs=2), 0, tmp_path)
+    run_sweep(data, tasks, n_jobs=1, progress=False)
+    assert calls and all(args[-1] == pytest.approx(0.5) for args, _ in calls)
+
+
 def test_cost_note_warns_when_the_fits_need_more_memory_than_the_machine(monkeypatch):
     import ufsbench.runner as runner
 

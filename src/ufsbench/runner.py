@@ -468,13 +468,16 @@ COST_NOTE_SECONDS = 60.0
 
 
 def cost_note(method: str, data_name: str, n_samples: int, n_features: int,
-              fits: list[tuple[dict, int]], workers: int = 1) -> str | None:
+              fits: list[tuple[dict, int]], workers: int = 1,
+              nonzero_fraction: float = 1.0) -> str | None:
     """One line announcing fits expected to take long: ``fits`` holds (parameters, number of
-    fits) pairs of ``method`` on ``data_name``; their costs come from the method's declared
+    fits) pairs of ``method`` on ``data_name`` (``nonzero_fraction`` of its entries non-zero);
+    their costs come from the method's declared
     :meth:`~ufsbench.methods.base.UFSSelector.expected_fit_cost`. None when it declares none
     or the fits should take less than ``COST_NOTE_SECONDS`` in all."""
     cls = selector_class(method)
-    costs = [(cls.expected_fit_cost(n_samples, n_features, params), k) for params, k in fits]
+    costs = [(cls.expected_fit_cost(n_samples, n_features, params, nonzero_fraction), k)
+             for params, k in fits]
     known = [(cost, k) for cost, k in costs if cost is not None]
     total = sum(cost.seconds * k for cost, k in known)
     if not known or total < COST_NOTE_SECONDS:
@@ -488,6 +491,12 @@ def cost_note(method: str, data_name: str, n_samples: int, n_features: int,
             f"{clock_text(total / max(1, min(workers, count)))} in all on {workers} worker(s); "
             f"a rough estimate (within about 3x) from the method's cost model"
             f"{memory_warning(memory, min(workers, count))}")
+
+
+def nonzero_fraction(X) -> float:
+    """The share of non-zero entries of X (a cost model's hint for mostly-zero data)."""
+    size = int(np.prod(np.shape(X)))
+    return float(np.count_nonzero(X)) / size if size else 1.0
 
 
 def physical_memory_bytes() -> float | None:
@@ -565,7 +574,7 @@ def run_sweep(dataset: Dataset, tasks: list[Task], n_jobs: int | None = -1,
         return stats
     workers, threads = resolve_n_jobs(n_jobs, len(pending))
     note = cost_note(pending[0].method, dataset.name, dataset.n_samples, dataset.n_features,
-                     _fits_of(pending, dataset.n_features), workers)
+                     _fits_of(pending, dataset.n_features), workers, nonzero_fraction(dataset.X))
     if note and progress is not False:
         print(note, file=sys.stderr, flush=True)
     for task in pending:

@@ -420,7 +420,7 @@ def _select(args: list[str]) -> None:
     from ufsbench.presets import apply_preset
     from ufsbench.results import canonical
     from ufsbench.run_config import config_dict
-    from ufsbench.runner import cost_note
+    from ufsbench.runner import cost_note, nonzero_fraction
 
     if any(a in ("-h", "--help") for a in args):
         print("usage: ufsbench select method=<name> dataset=<name or file> [n_features=50] "
@@ -467,7 +467,7 @@ def _select(args: list[str]) -> None:
     selector = make_selector(method_cfg["name"], n_features_to_select=m, n_clusters=k,
                              random_state=conf["seed"], **setting)
     note = cost_note(method_cfg["name"], dataset.name, dataset.n_samples, dataset.n_features,
-                     [(setting, 1)])
+                     [(setting, 1)], nonzero_fraction=nonzero_fraction(dataset.X))
     if note:
         print(note, file=sys.stderr, flush=True)
     selector.fit(dataset.X)

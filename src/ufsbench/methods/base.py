@@ -192,12 +192,14 @@ class UFSSelector(SelectorMixin, BaseEstimator):
         return int(self.k)
 
     @classmethod
-    def expected_fit_cost(cls, n_samples: int, n_features: int,
-                          params: dict) -> FitCost | None:
+    def expected_fit_cost(cls, n_samples: int, n_features: int, params: dict,
+                          nonzero_fraction: float = 1.0) -> FitCost | None:
         """A rough cost of one fit on n_samples x n_features at ``params`` (constructor
-        parameters), where the method has a model of it; None otherwise. Methods whose default
-        fits can take minutes on data of a few thousand samples or features declare it, so that
-        ``ufsbench run`` and ``select`` can say so before they start."""
+        parameters), where the method has a model of it; None otherwise. ``nonzero_fraction``:
+        the share of non-zero entries of X, for methods whose products read mostly-zero data
+        through its non-zeros. Methods whose default fits can take minutes on data of a few
+        thousand samples or features declare it, so that ``ufsbench run`` and ``select`` can say
+        so before they start."""
         return None
 
     def _check_parameter_relations(self) -> None:

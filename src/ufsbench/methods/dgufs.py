@@ -475,7 +475,8 @@ class DGUFS(UFSSelector):
         self.mu = mu
 
     @classmethod
-    def expected_fit_cost(cls, n_samples: int, n_features: int, params: dict) -> FitCost | None:
+    def expected_fit_cost(cls, n_samples: int, n_features: int, params: dict,
+                          nonzero_fraction: float = 1.0) -> FitCost | None:
         """Its n x n ADMM: eigendecompositions of n x n matrices in the L-steps that the bounds
         do not settle, ~4.5e-9 n^3 s over 50 iterations (USPS subsets: 1000 samples 6.4 s,
         2000 24.4 s, 4000 291 s). On the paper data sets it gives 0.5x (umist: 0.86 s modelled,

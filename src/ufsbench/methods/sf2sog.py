@@ -372,7 +372,8 @@ class SF2SOG(UFSSelector):
         self.memory = memory
 
     @classmethod
-    def expected_fit_cost(cls, n_samples: int, n_features: int, params: dict) -> FitCost | None:
+    def expected_fit_cost(cls, n_samples: int, n_features: int, params: dict,
+                          nonzero_fraction: float = 1.0) -> FitCost | None:
         """About five outer iterations (2-12 on the paper data sets), each with dense n x n
         graph steps (the G-step's distances and simplex projections, L_G; 5.5e-8 n^2 s), the
         Y-step's dense Cholesky solve of L_G + lam I (9e-12 n^3 s) with the d x d eigensolve

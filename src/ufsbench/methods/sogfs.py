@@ -480,7 +480,8 @@ class SOGFS(UFSSelector):
         self.memory = memory
 
     @classmethod
-    def expected_fit_cost(cls, n_samples: int, n_features: int, params: dict) -> FitCost | None:
+    def expected_fit_cost(cls, n_samples: int, n_features: int, params: dict,
+                          nonzero_fraction: float = 1.0) -> FitCost | None:
         """About five outer iterations (4-8 on the paper data sets), each a dense d x d
         eigendecomposition in the W-step (``solver`` "auto" or "dense") and n x n graph and
         F-steps: 5e-11 n^3 s (USPS, 9298 samples: 206 s in 8 iterations). Lymphoma (96 x 4026):
