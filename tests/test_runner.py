@@ -668,6 +668,16 @@ def test_ufsol_declares_its_w_step_and_reads_mostly_zero_data_cheaper():
     assert "6200 x 6200" in UFSOL.expected_fit_cost(3000, 6200, {"solver": "dense"}).dominated_by
 
 
+def test_eufs_declares_its_admm_passes():
+    from ufsbench.methods.eufs import EUFS
+
+    measured = {(213, 676): 0.39, (1440, 1024): 6.2, (9298, 256): 8.3, (1993, 4862): 20.6,
+                (10000, 1000): 31.1, (187, 20000): 7.6}
+    for (n, d), seconds in measured.items():
+        assert seconds / 3 < EUFS.expected_fit_cost(n, d, {}).seconds < seconds * 3, (n, d)
+    assert EUFS.expected_fit_cost(10000, 1000, {"max_iter": 30}).seconds < 10
+
+
 def test_sweep_gives_the_cost_model_the_data_share_of_non_zeros(tmp_path, monkeypatch):
     import dataclasses
 
