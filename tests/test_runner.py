@@ -678,6 +678,18 @@ def test_eufs_declares_its_admm_passes():
     assert EUFS.expected_fit_cost(10000, 1000, {"max_iter": 30}).seconds < 10
 
 
+def test_rufs_declares_its_regressions():
+    from ufsbench.methods.rufs import RUFS
+
+    measured = {(213, 676): 0.15, (1440, 1024): 3.2, (9298, 256): 7.1, (1993, 4862): 9.0,
+                (10000, 1000): 19.1, (187, 20000): 1.7}
+    for (n, d), seconds in measured.items():
+        assert seconds / 3 < RUFS.expected_fit_cost(n, d, {}).seconds < seconds * 3, (n, d)
+    assert "1000 x 1000 regression system" in RUFS.expected_fit_cost(10000, 1000, {}).dominated_by
+    assert "187 x 187" in RUFS.expected_fit_cost(187, 20000, {}).dominated_by
+    assert RUFS.expected_fit_cost(100, 100, {"solver": "lbfgs"}) is None
+
+
 def test_sweep_gives_the_cost_model_the_data_share_of_non_zeros(tmp_path, monkeypatch):
     import dataclasses
 
