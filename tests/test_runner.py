@@ -690,6 +690,29 @@ def test_rufs_declares_its_regressions():
     assert RUFS.expected_fit_cost(100, 100, {"solver": "lbfgs"}) is None
 
 
+def test_kmeans_ufs_declares_its_admm_by_feature_count():
+    from ufsbench.methods.kmufs import KMeansUFS
+
+    measured = {(100, 10000, 50): 4.4, (100, 10000, 100): 11.5, (100, 10000, 300): 65.3,
+                (187, 20000, 100): 23.9, (3000, 2000, 300): 16.9, (9298, 256, 100): 0.75}
+    for (n, d, h), seconds in measured.items():
+        cost = KMeansUFS.expected_fit_cost(n, d, {"n_features_to_select": h})
+        assert seconds / 3 < cost.seconds < seconds * 3, (n, d, h)
+    assert KMeansUFS.expected_fit_cost(100, 10000, {}).seconds == pytest.approx(
+        KMeansUFS.expected_fit_cost(100, 10000, {"n_features_to_select": 50}).seconds)
+
+
+def test_subset_sweeps_pass_each_feature_count_to_the_cost_model(tmp_path):
+    from ufsbench.runner import _fits_of
+
+    data = load_dataset("synthetic")
+    cfg = {"name": "kmufs", "params": {}, "grid": {"mu0": [0.1, 1.0]}, "default": {}}
+    tasks = plan_tasks(data, cfg, [5, 10, 500], EvaluationProtocol(n_runs=2), 0, tmp_path)
+    fits = _fits_of(tasks, data.n_features)
+    assert sorted(p["n_features_to_select"] for p, _ in fits) == sorted([5, 10, 100] * len(tasks))
+    assert all(k == 1 for _, k in fits)
+
+
 def test_sweep_gives_the_cost_model_the_data_share_of_non_zeros(tmp_path, monkeypatch):
     import dataclasses
 

@@ -523,13 +523,15 @@ def memory_warning(fit_bytes: float, parallel_fits: int) -> str:
 
 def _fits_of(tasks: list[Task], n_features: int) -> list[tuple[dict, int]]:
     """(parameters, fits) of each task, as :func:`run_task` fits: a subset method once per
-    feature count (capped at d) unless one fit serves them all, any other method once."""
+    feature count (capped at d; the count is passed as ``n_features_to_select``, on which such
+    a fit's cost depends) unless one fit serves them all, any other method once."""
     if not tasks:
         return []
     cls = selector_class(tasks[0].method)
-    per_count = cls.selection_kind == "subset" and not cls.one_fit_serves_counts
-    return [(t.params, len(feature_counts_for(t.feature_counts, n_features, cls.selection_kind))
-             if per_count else 1) for t in tasks]
+    if cls.selection_kind != "subset" or cls.one_fit_serves_counts:
+        return [(t.params, 1) for t in tasks]
+    return [(dict(t.params, n_features_to_select=m), 1) for t in tasks
+            for m in feature_counts_for(t.feature_counts, n_features, cls.selection_kind)]
 
 
 def resolve_n_jobs(n_jobs: int | None, n_tasks: int) -> tuple[int, int]:

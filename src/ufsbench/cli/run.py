@@ -467,7 +467,8 @@ def _select(args: list[str]) -> None:
     selector = make_selector(method_cfg["name"], n_features_to_select=m, n_clusters=k,
                              random_state=conf["seed"], **setting)
     note = cost_note(method_cfg["name"], dataset.name, dataset.n_samples, dataset.n_features,
-                     [(setting, 1)], nonzero_fraction=nonzero_fraction(dataset.X))
+                     [(dict(setting, n_features_to_select=m), 1)],
+                     nonzero_fraction=nonzero_fraction(dataset.X))
     if note:
         print(note, file=sys.stderr, flush=True)
     selector.fit(dataset.X)
