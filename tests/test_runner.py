@@ -735,6 +735,23 @@ def test_sweep_gives_the_cost_model_the_data_share_of_non_zeros(tmp_path, monkey
     assert calls and all(args[-1] == pytest.approx(0.5) for args, _ in calls)
 
 
+def test_cost_note_names_the_memory_of_the_largest_fit_not_the_longest(monkeypatch):
+    import ufsbench.runner as runner
+    from ufsbench.methods.base import FitCost
+    from ufsbench.methods.dgufs import DGUFS
+
+    def cost(cls, n, d, params, nonzero_fraction=1.0):
+        if params["k"] == 1:
+            return FitCost(100.0, 1 * 2.0**30, "long and small")
+        return FitCost(10.0, 3 * 2.0**30, "short and large")
+    monkeypatch.setattr(DGUFS, "expected_fit_cost", classmethod(cost))
+    monkeypatch.setattr(runner, "physical_memory_bytes", lambda: 4 * 2.0**30)
+    note = runner.cost_note("dgufs", "d", 10, 5, [({"k": 1}, 1), ({"k": 2}, 1)], workers=2)
+    assert "(long and small; up to ~3.0 GiB)" in note
+    assert note.endswith("2 such fits at once need more than this machine's 4 GiB of memory: "
+                         "run with n_jobs=1")
+
+
 def test_cost_note_warns_when_the_fits_need_more_memory_than_the_machine(monkeypatch):
     import ufsbench.runner as runner
 

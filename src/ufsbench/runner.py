@@ -484,10 +484,10 @@ def cost_note(method: str, data_name: str, n_samples: int, n_features: int,
         return None
     longest = max((cost for cost, _ in known), key=lambda cost: cost.seconds)
     count = sum(k for _, k in known)
-    memory = max(cost.memory_bytes for cost, _ in known)
+    memory = max(cost.memory_bytes for cost, _ in known)      # the largest fit, not the longest
     return (f"note: {method} on {data_name} ({n_samples} x {n_features}): about "
             f"{clock_text(longest.seconds)} a fit on one core ({longest.dominated_by}; "
-            f"~{longest.memory_bytes / 2**30:.1f} GiB), {count} fit(s) to run, about "
+            f"up to ~{memory / 2**30:.1f} GiB), {count} fit(s) to run, about "
             f"{clock_text(total / max(1, min(workers, count)))} in all on {workers} worker(s); "
             f"a rough estimate (within about 3x) from the method's cost model"
             f"{memory_warning(memory, min(workers, count))}")
