@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from _reference_sogfs import sogfs_reference  # noqa: I001 (tests/methods on sys.path)
 from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
@@ -14,6 +15,7 @@ from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
 from ufsbench.numerics import laplacian, project_simplex_rows, squared_distances, sym
 from ufsbench.numerics.diag_lowrank import dense_smallest_eigvecs, smallest_eigvecs_tied_diag_plus_lowrank
+from ufsbench.testing import peak_traced_bytes, record_calls
 
 
 def _blobs(n_per=30, d=12, c=3, seed=0, sep=12.0):
@@ -429,6 +431,46 @@ def test_fit_gives_the_dense_reference_iterates(shape, neighbours, monkeypatch):
     np.testing.assert_allclose(fast.scores_, dense["scores"], atol=1e-9)
     np.testing.assert_array_equal(fast.ranking_[:10], fast._rank(dense["scores"])[:10])
     np.testing.assert_allclose(fast.similarity_, dense["similarity"], atol=1e-10)
+
+
+@pytest.mark.parametrize("shape", [(90, 12), (60, 140)])
+def test_blockwise_s_steps_give_the_dense_reference_iterates(shape, monkeypatch):
+    """From SPARSE_MIN_SAMPLES samples on, the S-steps run row block by row block and S is CSR:
+    the iterates of the dense Algorithm 2 up to round-off."""
+    import ufsbench.numerics.laplacian_eig as lap_eig
+    ds = make_synthetic(n_samples=shape[0], n_features=shape[1], n_informative=4, n_clusters=3,
+                        random_state=5)
+    dense = sogfs_reference(ds.X, 3, gamma=1.0, max_iter=15)
+    monkeypatch.setattr(lap_eig, "DENSE_BELOW", 0)
+    monkeypatch.setattr(sogfs_mod, "SPARSE_MIN_SAMPLES", 50)
+    monkeypatch.setattr(sogfs_mod, "S_BLOCK_CELLS", 7 * shape[0])   # 7 rows; the last block short
+    blocks = record_calls(monkeypatch, sogfs_mod, "s_step_by_blocks")
+    fit = make_selector("sogfs", n_clusters=3, gamma=1.0, max_iter=15).fit(ds.X)
+    assert len(blocks) == fit.n_iter_
+    assert sp.issparse(fit.similarity_)
+    assert fit.n_components_history_ == dense["n_components_history"]
+    np.testing.assert_allclose(fit.objective_history_, dense["objective_history"], rtol=1e-9)
+    np.testing.assert_allclose(fit.scores_, dense["scores"], atol=1e-9)
+    np.testing.assert_array_equal(fit.ranking_[:10], fit._rank(dense["scores"])[:10])
+    np.testing.assert_allclose(fit.similarity_.toarray(), dense["similarity"], atol=1e-10)
+
+
+def test_blockwise_s_step_never_holds_an_n_by_n_array(monkeypatch):
+    """3000 samples, where one n x n float64 array is 72 MB: the blockwise S-step with 1 MB
+    blocks stays far below it, and gives the dense S-step's S and objective terms."""
+    monkeypatch.setattr(sogfs_mod, "S_BLOCK_CELLS", 1 << 17)
+    rng = np.random.default_rng(0)
+    n = 3000
+    XW = rng.normal(size=(n, 6)) + 5.0 * rng.integers(0, 4, size=(n, 1))
+    F = np.linalg.qr(rng.normal(size=(n, 4)))[0]
+    (S, m_term, s_term), peak = peak_traced_bytes(
+        lambda: sogfs_mod.s_step_by_blocks(XW, F, lam=2.0, alpha=0.5))
+    assert peak < 0.2 * n * n * 8
+    M = sogfs_mod.gram_squared_distances(XW)
+    S_dense = sogfs_mod.s_step(M + 2.0 * squared_distances(F), 0.5)
+    np.testing.assert_allclose(S.toarray(), S_dense, atol=1e-12)
+    assert m_term == pytest.approx(float(np.sum(M * S_dense)), rel=1e-12)
+    assert s_term == pytest.approx(float(np.sum(S_dense * S_dense)), rel=1e-12)
 
 
 def test_fast_path_s_and_laplacian_have_the_dense_bits():

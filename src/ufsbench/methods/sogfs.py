@@ -7,6 +7,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.spatial.distance import cdist
 from sklearn.utils._param_validation import Hidden, Interval, RealNotInt, StrOptions
 
 from ufsbench.cache import cached_call
@@ -52,6 +53,8 @@ FROZEN_NEIGHBOUR_ITERS = 5
 #: components when the c smallest eigenvalues of L_S sum to more than ``EIGENGAP_FEWER``, more
 #: than c when the c + 1 smallest sum to less than ``EIGENGAP_MORE``, else c.
 EIGENGAP_FEWER, EIGENGAP_MORE = 1e-9, 1e-11
+#: Cells (rows x n) of one row block of the blockwise S-step (8 MB of float64 per array).
+S_BLOCK_CELLS = 1 << 20
 
 
 def _projection_dim(m, d: int, name: str = "n_components") -> int:
@@ -205,6 +208,54 @@ def s_step(dist: np.ndarray, alpha: float, neighbours: np.ndarray | None = None,
     return S
 
 
+def s_step_by_blocks(XW: np.ndarray, F: np.ndarray, lam: float, alpha: float,
+                     window: int = FIRST_WINDOW, block_cells: int | None = None):
+    """Problem (18) over all j, one block of rows at a time, with no n x n array.
+
+    d_ij = ||z_i - z_j||^2 + lam ||f_i - f_j||^2 with z_i = W^T x_i the rows of ``XW``: a
+    row block's projected distances by the Gram form of :func:`gram_squared_distances` (centred
+    rows, clipped at 0, 0 on the diagonal), its ``F`` distances by direct differences, then each
+    row's simplex projection (``project_simplex_rows_sparse`` from ``window``). The same d_ij as
+    the dense S-step up to round-off (a row block's product is not the whole product's bits),
+    at O(block x n) memory: the dense S-step holds several n x n arrays (USPS: 0.7 GB each).
+
+    Returns (S as CSR, sum_ij m_ij s_ij, sum_ij s_ij^2), m_ij the projected distances: the two
+    data terms of objective (6). ``block_cells``: rows x n of a block (None: ``S_BLOCK_CELLS``).
+    """
+    n = XW.shape[0]
+    block_cells = S_BLOCK_CELLS if block_cells is None else block_cells
+    Z = XW - XW.mean(axis=0)
+    sq = np.einsum("ij,ij->i", Z, Z)
+    step = max(1, block_cells // n)
+    indptr, indices, values = [np.zeros(1, dtype=np.int64)], [], []
+    m_term = s_term = 0.0
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        own = (np.arange(stop - start), np.arange(start, stop))
+        M = Z[start:stop] @ Z.T
+        M *= -2.0
+        M += sq[start:stop, None]
+        M += sq[None, :]
+        np.maximum(M, 0.0, out=M)
+        M[own] = 0.0
+        V = cdist(F[start:stop], F, "sqeuclidean")
+        V *= lam
+        V += M
+        V /= -2.0 * alpha
+        V[own] = -np.inf                          # s_ii = 0
+        S = project_simplex_rows_sparse(V, first_window=window)
+        rows, cols = np.nonzero(S)
+        s = S[rows, cols]
+        m_term += float(M[rows, cols] @ s)
+        s_term += float(s @ s)
+        indptr.append(indptr[-1][-1] + np.cumsum(np.bincount(rows, minlength=stop - start)))
+        indices.append(cols)
+        values.append(s)
+    S_csr = sp.csr_matrix((np.concatenate(values), np.concatenate(indices),
+                           np.concatenate(indptr)), shape=(n, n))
+    return S_csr, m_term, s_term
+
+
 def component_verdict(n_comp: int, c: int, eigenvalues: np.ndarray | None = None) -> int:
     """-1, 0 or 1: S has fewer than, exactly or more than c connected components.
 
@@ -302,7 +353,8 @@ class SOGFS(UFSSelector):
     * Computation: S and L_S are sparse CSR matrices; the simplex projections (18) sort only
       each row's largest entries (``ufsbench.numerics.simplex``), starting from twice the previous
       S's widest row; the projected distances ||W^T x_i - W^T x_j||^2 by one Gram product (from
-      3000 samples on, ``graphs.SPARSE_MIN_SAMPLES``, the initial input-space distances too); F's
+      3000 samples on, ``graphs.SPARSE_MIN_SAMPLES``, the initial input-space distances too, and
+      the S-steps run row block by row block with no n x n array, ``s_step_by_blocks``); F's
       null space from S's components, its other columns component by component (dense ``eigh``
       below 600 samples, else shift-invert Lanczos with a sparse LU or, for graphs with many
       non-zeros per row, a dense Cholesky; warm start, seeded restarts;
@@ -379,8 +431,8 @@ class SOGFS(UFSSelector):
         ||w_i||_2, higher is better.
     projection_ : ndarray (n_features, m)
         W.
-    similarity_ : ndarray (n_samples, n_samples)
-        The final S.
+    similarity_ : ndarray or CSR matrix (n_samples, n_samples)
+        The final S (CSR from ``SPARSE_MIN_SAMPLES`` samples on with ``neighbours="all"``).
     n_components_ : int
         Connected components of the final S (not the projection dimension, which is
         ``projection_.shape[1]``); ``component_labels_`` labels them.
@@ -572,8 +624,11 @@ class SOGFS(UFSSelector):
     def _s_update(self, XW, F, lam, alpha, it, local0, k, window):
         """Step 4: every s_i by problem (18), d_ij = ||W^T x_i - W^T x_j||^2 + lam ||f_i - f_j||^2
         (from the n x m projections X W, never an n x n x d array; ``window``: twice the previous
-        S's largest row support, where the partial sorts start). Returns (S, the projected
-        distances)."""
+        S's largest row support, where the partial sorts start). Returns (S, sum_ij m_ij s_ij,
+        sum_ij s_ij^2), m_ij the projected distances. Over all j from ``SPARSE_MIN_SAMPLES``
+        samples on, row block by row block (:func:`s_step_by_blocks`; S is then CSR)."""
+        if self.neighbours == "all" and XW.shape[0] >= SPARSE_MIN_SAMPLES:
+            return s_step_by_blocks(XW, F, lam, alpha, window)
         Mdist = gram_squared_distances(XW)
         dist = squared_distances(F)
         dist *= lam
@@ -581,7 +636,8 @@ class SOGFS(UFSSelector):
         nbrs = None
         if self.neighbours == "local":
             nbrs = local0 if it < FROZEN_NEIGHBOUR_ITERS else knn_indices(Mdist, k)
-        return s_step(dist, alpha, nbrs, window=window), Mdist
+        S = s_step(dist, alpha, nbrs, window=window)
+        return S, float(np.sum(Mdist * S)), float(np.sum(S * S))
 
     def _settled(self, it: int, verdicts: list) -> bool:
         """The convergence test (``stop``) at an iteration whose S has c components."""
@@ -613,11 +669,11 @@ class SOGFS(UFSSelector):
         for it in range(self.max_iter):
             W, q, XW = self._w_update(X, L, q, m, W, solver)            # step 1
             window = 2 * int(np.diff(S_graph.indptr).max()) + 1
-            S, Mdist = self._s_update(XW, F, lam, alpha, it, local0, k, window)  # step 4
+            S, m_term, s_term = self._s_update(XW, F, lam, alpha, it, local0, k, window)  # 4
             S_graph, L = self._graph(S)                                          # steps 2-3
             F_new, n_comp, labels, verdict = self._f_step(S_graph, L, c, F)
             self.objective_history_.append(  # objective (6) with this iteration's lambda
-                float(np.sum(Mdist * S)) + alpha * float(np.sum(S * S))
+                m_term + alpha * s_term
                 + float(self.gamma) * l21_norm(W)
                 + 2.0 * lam * float(np.einsum("ij,ij->", F_new, L @ F_new)))
             self.lambda_history_.append(lam)
