@@ -388,17 +388,22 @@ def _multi_component_laplacian(sizes, seed=0):
     return sp.csr_matrix(laplacian(sp.block_diag(blocks).toarray()))
 
 
-@pytest.mark.parametrize("dense_below, dense_factor", [(0, False), (0, True), (10_000, False)])
+@pytest.mark.parametrize("dense_below, path", [(0, "sparse LU"), (0, "Cholesky"),
+                                               (0, "Lanczos on L"), (10_000, "dense")])
 def test_component_eigvecs_hold_the_whole_null_space_and_the_dense_spectrum(
-        dense_below, dense_factor, monkeypatch):
+        dense_below, path, monkeypatch):
     """Five components, c = 8: F must hold the 5 null vectors and the 3 smallest positive
     eigenpairs (across components). One Krylov start vector on the whole L sees the 5-fold 0
     eigenvalue once and can return fewer null vectors (seen on isolet: 21 of 22). Krylov per
-    component with sparse LU or dense Cholesky shift-inverse, and dense eigh, all agree."""
+    component with sparse LU or dense Cholesky shift-inverse or on L itself, and dense eigh,
+    all agree."""
     import ufsbench.numerics.laplacian_eig as lap_eig
     from ufsbench.numerics.graphs import connected_component_labels
     from ufsbench.numerics.laplacian_eig import component_smallest_eigvecs
-    monkeypatch.setattr(lap_eig, "DENSE_FACTOR_MIN_ROW_NNZ", 0 if dense_factor else 10**9)
+    monkeypatch.setattr(lap_eig, "DENSE_FACTOR_MIN_ROW_NNZ", 10**9 if path == "sparse LU" else 0)
+    monkeypatch.setattr(lap_eig, "DIRECT_LANCZOS_MIN", 0 if path == "Lanczos on L" else 10**9)
+    monkeypatch.setattr(lap_eig, "DIRECT_LANCZOS_MAX_FILL", 1.0)
+    eigsh_calls = record_calls(monkeypatch, lap_eig, "seeded_eigsh")
     L = _multi_component_laplacian([150, 90, 40, 12, 2])
     n_comp, labels = connected_component_labels(L)
     assert n_comp == 5
@@ -409,6 +414,8 @@ def test_component_eigvecs_hold_the_whole_null_space_and_the_dense_spectrum(
     np.testing.assert_allclose(vals, vals_d[:8], atol=1e-12)
     np.testing.assert_allclose(F @ F.T, F_d[:, :8] @ F_d[:, :8].T, atol=1e-10)
     np.testing.assert_allclose(F.T @ F, np.eye(8), atol=1e-12)
+    shift_invert = [kwargs.get("sigma") is not None for _, kwargs in eigsh_calls]
+    assert shift_invert == {"dense": [], "Lanczos on L": [False] * 4}.get(path, [True] * 4)
 
 
 @pytest.mark.parametrize("shape,neighbours", [((90, 12), "all"), ((60, 140), "all"),
