@@ -64,14 +64,20 @@ def test_alpha_eq27_gives_k_neighbours_on_average():
     assert 3.5 <= nnz.mean() <= 7.5
 
 
-def test_initial_graph_from_the_gram_distances_on_many_samples(monkeypatch):
-    """From SPARSE_MIN_SAMPLES samples on the input-space distances come from one Gram product:
-    alpha and S agree with the direct differences' to round-off, with the same support."""
+@pytest.mark.parametrize("neighbours", ["all", "local"])
+def test_initial_graph_from_the_gram_distances_on_many_samples(neighbours, monkeypatch):
+    """From SPARSE_MIN_SAMPLES samples on the input-space distances come from Gram products
+    (with neighbours="all" row block by row block, S then CSR): alpha and S agree with the
+    direct differences' to round-off, with the same support."""
     rng = np.random.default_rng(3)
     X = rng.normal(size=(60, 8)) + 4.0 * rng.integers(0, 3, size=(60, 1))
-    alpha, _, S = sogfs_mod.initial_graph(X, k=5, neighbours="all", full_sort=False)
+    alpha, _, S = sogfs_mod.initial_graph(X, k=5, neighbours=neighbours, full_sort=False)
     monkeypatch.setattr(sogfs_mod, "SPARSE_MIN_SAMPLES", 50)
-    alpha_large, _, S_large = sogfs_mod.initial_graph(X, k=5, neighbours="all", full_sort=False)
+    monkeypatch.setattr(sogfs_mod, "S_BLOCK_CELLS", 7 * 60)          # 7 rows; the last block short
+    alpha_large, _, S_large = sogfs_mod.initial_graph(X, k=5, neighbours=neighbours,
+                                                      full_sort=False)
+    assert sp.issparse(S_large) == (neighbours == "all")
+    S_large = S_large.toarray() if sp.issparse(S_large) else S_large
     assert alpha_large == pytest.approx(alpha, rel=1e-12)
     np.testing.assert_allclose(S_large, S, atol=1e-12)
     assert np.array_equal(S_large > 0, S > 0)
@@ -462,9 +468,10 @@ def test_blockwise_s_steps_give_the_dense_reference_iterates(shape, monkeypatch)
     np.testing.assert_allclose(fit.similarity_.toarray(), dense["similarity"], atol=1e-10)
 
 
-def test_blockwise_s_step_never_holds_an_n_by_n_array(monkeypatch):
-    """3000 samples, where one n x n float64 array is 72 MB: the blockwise S-step with 1 MB
-    blocks stays far below it, and gives the dense S-step's S and objective terms."""
+def test_blockwise_s_steps_never_hold_an_n_by_n_array(monkeypatch):
+    """3000 samples, where one n x n float64 array is 72 MB: the blockwise S-step and initial
+    graph with 1 MB blocks stay far below it, and give the dense steps' S, alpha and objective
+    terms."""
     monkeypatch.setattr(sogfs_mod, "S_BLOCK_CELLS", 1 << 17)
     rng = np.random.default_rng(0)
     n = 3000
@@ -478,6 +485,11 @@ def test_blockwise_s_step_never_holds_an_n_by_n_array(monkeypatch):
     np.testing.assert_allclose(S.toarray(), S_dense, atol=1e-12)
     assert m_term == pytest.approx(float(np.sum(M * S_dense)), rel=1e-12)
     assert s_term == pytest.approx(float(np.sum(S_dense * S_dense)), rel=1e-12)
+    (alpha, _, S0), peak = peak_traced_bytes(lambda: sogfs_mod.initial_graph(
+        XW, k=5, neighbours="all", full_sort=False))
+    assert peak < 0.2 * n * n * 8
+    assert alpha == pytest.approx(sogfs_mod.alpha_eq27(M, 5), rel=1e-12)
+    np.testing.assert_allclose(S0.toarray(), sogfs_mod.s_step(M, alpha), atol=1e-12)
 
 
 def test_fast_path_s_and_laplacian_have_the_dense_bits():

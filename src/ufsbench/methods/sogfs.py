@@ -142,12 +142,23 @@ def w_step(X: np.ndarray, L, q: np.ndarray, gamma: float, m: int, n_iter: int = 
 
 def alpha_eq27(D: np.ndarray, k: int) -> float:
     """alpha of Eq. (27): the mean over i of (k/2) d_{i,k+1} - (1/2) sum_{j<=k} d_ij (self excluded)."""
-    k = min(k, D.shape[0] - 2)  # d_{i,k+1} must exist among the n - 1 other samples
     Ds = D.copy()
     np.fill_diagonal(Ds, np.inf)
+    return _alpha_from_nearest(_nearest_sorted(Ds, k), k)
+
+
+def _nearest_sorted(Ds: np.ndarray, k: int) -> np.ndarray:
+    """The k + 1 smallest entries of each row of Ds (self-distances already inf), ascending
+    (k capped at n - 2: d_{i,k+1} must exist among the n - 1 other samples)."""
+    k = min(k, Ds.shape[1] - 2)
     if k + 1 < Ds.shape[1]:     # the k + 1 smallest of each row, then sorted: the sort's values
         Ds = np.partition(Ds, k, axis=1)[:, : k + 1]
-    Ds = np.sort(Ds, axis=1)[:, : k + 1]
+    return np.sort(Ds, axis=1)[:, : k + 1]
+
+
+def _alpha_from_nearest(Ds: np.ndarray, k: int) -> float:
+    """Eq. (27) from each row's k + 1 smallest distances, ascending (``_nearest_sorted``)."""
+    k = Ds.shape[1] - 1
     alpha = float(np.mean(0.5 * k * Ds[:, k] - 0.5 * Ds[:, :k].sum(axis=1))) if k >= 1 else 0.0
     if not 0.0 < alpha < np.inf:  # k+1 nearest distances tie (duplicates), or n < 3: any alpha > 0
         alpha = max(float(np.mean(Ds)), 1.0) * 1e-3
@@ -174,6 +185,8 @@ def initial_graph(X: np.ndarray, k: int, neighbours: str, full_sort: bool,
     9298 samples, the Gram product 1 s.
     """
     large = X.shape[0] >= SPARSE_MIN_SAMPLES
+    if large and neighbours == "all" and not per_sample:
+        return initial_graph_by_blocks(X, k)
     D0 = gram_squared_distances(X) if large else squared_distances(X)
     alpha = alpha_eq27(D0, k)
     local0 = knn_indices(D0, k) if neighbours == "local" else None
@@ -208,52 +221,88 @@ def s_step(dist: np.ndarray, alpha: float, neighbours: np.ndarray | None = None,
     return S
 
 
-def s_step_by_blocks(XW: np.ndarray, F: np.ndarray, lam: float, alpha: float,
-                     window: int = FIRST_WINDOW, block_cells: int | None = None):
-    """Problem (18) over all j, one block of rows at a time, with no n x n array.
+def _distance_blocks(Z: np.ndarray, block_cells: int | None = None):
+    """Row blocks of the squared distances between the rows of Z (n x m), without an n x n
+    array: (start, stop, the block's own-entry indices, the block's distances to every row).
 
-    d_ij = ||z_i - z_j||^2 + lam ||f_i - f_j||^2 with z_i = W^T x_i the rows of ``XW``: a
-    row block's projected distances by the Gram form of :func:`gram_squared_distances` (centred
-    rows, clipped at 0, 0 on the diagonal), its ``F`` distances by direct differences, then each
-    row's simplex projection (``project_simplex_rows_sparse`` from ``window``). The same d_ij as
-    the dense S-step up to round-off (a row block's product is not the whole product's bits),
-    at O(block x n) memory: the dense S-step holds several n x n arrays (USPS: 0.7 GB each).
-
-    Returns (S as CSR, sum_ij m_ij s_ij, sum_ij s_ij^2), m_ij the projected distances: the two
-    data terms of objective (6). ``block_cells``: rows x n of a block (None: ``S_BLOCK_CELLS``).
+    The Gram form of :func:`gram_squared_distances` (centred rows, clipped at 0, 0 on the
+    diagonal), block by block: the same numbers up to round-off (a row block's product is not
+    the whole product's bits). ``block_cells``: rows x n of a block (None: ``S_BLOCK_CELLS``).
     """
-    n = XW.shape[0]
-    block_cells = S_BLOCK_CELLS if block_cells is None else block_cells
-    Z = XW - XW.mean(axis=0)
-    sq = np.einsum("ij,ij->i", Z, Z)
-    step = max(1, block_cells // n)
-    indptr, indices, values = [np.zeros(1, dtype=np.int64)], [], []
-    m_term = s_term = 0.0
+    n = Z.shape[0]
+    Zc = Z - Z.mean(axis=0)
+    sq = np.einsum("ij,ij->i", Zc, Zc)
+    step = max(1, (S_BLOCK_CELLS if block_cells is None else block_cells) // n)
     for start in range(0, n, step):
         stop = min(n, start + step)
         own = (np.arange(stop - start), np.arange(start, stop))
-        M = Z[start:stop] @ Z.T
+        M = Zc[start:stop] @ Zc.T
         M *= -2.0
         M += sq[start:stop, None]
         M += sq[None, :]
         np.maximum(M, 0.0, out=M)
         M[own] = 0.0
-        V = cdist(F[start:stop], F, "sqeuclidean")
-        V *= lam
-        V += M
-        V /= -2.0 * alpha
+        yield start, stop, own, M
+
+
+def _simplex_rows_by_blocks(blocks, alpha: float, window: int, with_terms: bool):
+    """Problem (18) for every row of the distance blocks ``blocks`` (start, stop, own indices,
+    d block; d may be overwritten): (S as CSR, sum_ij d_ij s_ij, sum_ij s_ij^2); the two sums
+    only ``with_terms`` (else 0)."""
+    indptr, indices, values = [np.zeros(1, dtype=np.int64)], [], []
+    d_term = s_term = 0.0
+    n = 0
+    for start, stop, own, D, M in blocks:
+        n = D.shape[1]
+        V = np.divide(D, -2.0 * alpha)            # -d_ij / (2 alpha)
         V[own] = -np.inf                          # s_ii = 0
         S = project_simplex_rows_sparse(V, first_window=window)
         rows, cols = np.nonzero(S)
         s = S[rows, cols]
-        m_term += float(M[rows, cols] @ s)
-        s_term += float(s @ s)
+        if with_terms:
+            d_term += float(M[rows, cols] @ s)
+            s_term += float(s @ s)
         indptr.append(indptr[-1][-1] + np.cumsum(np.bincount(rows, minlength=stop - start)))
         indices.append(cols)
         values.append(s)
     S_csr = sp.csr_matrix((np.concatenate(values), np.concatenate(indices),
                            np.concatenate(indptr)), shape=(n, n))
-    return S_csr, m_term, s_term
+    return S_csr, d_term, s_term
+
+
+def s_step_by_blocks(XW: np.ndarray, F: np.ndarray, lam: float, alpha: float,
+                     window: int = FIRST_WINDOW, block_cells: int | None = None):
+    """Problem (18) over all j, one block of rows at a time, with no n x n array.
+
+    d_ij = m_ij + lam ||f_i - f_j||^2, m_ij = ||z_i - z_j||^2 with z_i = W^T x_i the rows of
+    ``XW`` (by :func:`_distance_blocks`), the ``F`` distances by direct differences, then each
+    row's simplex projection (``project_simplex_rows_sparse`` from ``window``). The same S as
+    the dense S-step up to round-off, at O(block x n) memory: the dense S-step holds several
+    n x n arrays (USPS: 0.7 GB each).
+
+    Returns (S as CSR, sum_ij m_ij s_ij, sum_ij s_ij^2): the two data terms of objective (6).
+    """
+    def blocks():
+        for start, stop, own, M in _distance_blocks(XW, block_cells):
+            D = cdist(F[start:stop], F, "sqeuclidean")
+            D *= lam
+            D += M
+            yield start, stop, own, D, M
+
+    return _simplex_rows_by_blocks(blocks(), alpha, window, with_terms=True)
+
+
+def initial_graph_by_blocks(X: np.ndarray, k: int, block_cells: int | None = None):
+    """:func:`initial_graph` with one alpha (Eq. (27)) and S over all j, one block of rows at a
+    time: (alpha, None, S as CSR). Two passes over the distance blocks (one BLAS product each),
+    the first for each row's k + 1 nearest distances (alpha), the second for problem (1)."""
+    nearest = []
+    for _, _, own, M in _distance_blocks(X, block_cells):
+        M[own] = np.inf                            # not a sample's own neighbour
+        nearest.append(_nearest_sorted(M, k))
+    alpha = _alpha_from_nearest(np.concatenate(nearest), k)
+    blocks = ((start, stop, own, M, M) for start, stop, own, M in _distance_blocks(X, block_cells))
+    return alpha, None, _simplex_rows_by_blocks(blocks, alpha, FIRST_WINDOW, with_terms=False)[0]
 
 
 def component_verdict(n_comp: int, c: int, eigenvalues: np.ndarray | None = None) -> int:
@@ -354,7 +403,8 @@ class SOGFS(UFSSelector):
       each row's largest entries (``ufsbench.numerics.simplex``), starting from twice the previous
       S's widest row; the projected distances ||W^T x_i - W^T x_j||^2 by one Gram product (from
       3000 samples on, ``graphs.SPARSE_MIN_SAMPLES``, the initial input-space distances too, and
-      the S-steps run row block by row block with no n x n array, ``s_step_by_blocks``); F's
+      with ``neighbours="all"`` the initial graph and the S-steps run row block by row block
+      with no n x n array, ``initial_graph_by_blocks``, ``s_step_by_blocks``); F's
       null space from S's components, its other columns component by component (dense ``eigh``
       below 600 samples, else shift-invert Lanczos with a sparse LU or, for graphs with many
       non-zeros per row, a dense Cholesky; warm start, seeded restarts;
