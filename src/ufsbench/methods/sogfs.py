@@ -586,20 +586,24 @@ class SOGFS(UFSSelector):
                           nonzero_fraction: float = 1.0) -> FitCost | None:
         """About five outer iterations (4-8 on the paper data sets), each a dense d x d
         eigendecomposition in the W-step (``solver`` "auto" or "dense") and n x n graph and
-        F-steps: 5e-11 n^3 s (USPS, 9298 samples: 206 s in 8 iterations). Lymphoma (96 x 4026):
-        59 s modelled, 44.5 s measured; jaffe (213 x 676): 0.28 and 0.26 s; isolet (1560 x 617),
-        the farthest on the paper data sets: 1.2 and 3.6 s."""
+        F-steps: 5e-11 n^3 s on dense n x n arrays, from ``SPARSE_MIN_SAMPLES`` samples on
+        (``neighbours="all"``, the row-block S-steps) 1.5e-7 n^2 s. Lymphoma (96 x 4026): 59 s
+        modelled, 44.5 s measured; jaffe (213 x 676): 0.28 and 0.26 s; isolet (1560 x 617), the
+        farthest on the paper data sets: 1.2 and 3.6 s. USPS subsets (one BLAS thread, Intel
+        Xeon): 4000 samples 12 and 17.8 s, 6000 27 and 47.9 s, 9298 65 and 79.5 s."""
         if params.get("solver", "auto") not in ("auto", "dense"):
             return None
         iterations = 5
         w_step = DENSE_EIGH_SECONDS_PER_CUBE * float(n_features) ** 3
-        graph = 5e-11 * float(n_samples) ** 3
+        by_blocks = (n_samples >= SPARSE_MIN_SAMPLES
+                     and params.get("neighbours", "all") == "all")
+        graph = 1.5e-7 * float(n_samples) ** 2 if by_blocks else 5e-11 * float(n_samples) ** 3
         memory = 8.0 * max(4 * n_features ** 2, 3 * n_samples ** 2)
         if w_step >= graph:
             what = (f"a dense {n_features} x {n_features} eigendecomposition in each of its "
                     f"~{iterations} outer iterations")
         else:
-            what = (f"dense {n_samples} x {n_samples} graph steps in each of its ~{iterations} "
+            what = (f"{n_samples} x {n_samples} graph steps in each of its ~{iterations} "
                     f"outer iterations")
         return FitCost(iterations * (w_step + graph), memory, what)
 
