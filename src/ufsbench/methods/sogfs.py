@@ -246,11 +246,11 @@ def _distance_blocks(Z: np.ndarray, block_cells: int | None = None):
 
 
 def _simplex_rows_by_blocks(blocks, alpha: float, window: int, with_terms: bool):
-    """Problem (18) for every row of the distance blocks ``blocks`` (start, stop, own indices,
-    d block; d may be overwritten): (S as CSR, sum_ij d_ij s_ij, sum_ij s_ij^2); the two sums
-    only ``with_terms`` (else 0)."""
+    """Problem (18) for every row of ``blocks``, tuples (start, stop, own-entry indices, the
+    block's d_ij, its m_ij): (S as CSR, sum_ij m_ij s_ij, sum_ij s_ij^2), the two sums only
+    ``with_terms`` (else 0)."""
     indptr, indices, values = [np.zeros(1, dtype=np.int64)], [], []
-    d_term = s_term = 0.0
+    m_term = s_term = 0.0
     n = 0
     for start, stop, own, D, M in blocks:
         n = D.shape[1]
@@ -260,14 +260,14 @@ def _simplex_rows_by_blocks(blocks, alpha: float, window: int, with_terms: bool)
         rows, cols = np.nonzero(S)
         s = S[rows, cols]
         if with_terms:
-            d_term += float(M[rows, cols] @ s)
+            m_term += float(M[rows, cols] @ s)
             s_term += float(s @ s)
         indptr.append(indptr[-1][-1] + np.cumsum(np.bincount(rows, minlength=stop - start)))
         indices.append(cols)
         values.append(s)
     S_csr = sp.csr_matrix((np.concatenate(values), np.concatenate(indices),
                            np.concatenate(indptr)), shape=(n, n))
-    return S_csr, d_term, s_term
+    return S_csr, m_term, s_term
 
 
 def s_step_by_blocks(XW: np.ndarray, F: np.ndarray, lam: float, alpha: float,
