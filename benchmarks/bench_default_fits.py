@@ -72,15 +72,19 @@ def within_budget(seconds: float | None):
 
 
 def machine_line() -> str:
-    """One line naming the machine, the libraries, the thread settings and the current load."""
+    """One line naming the machine (CPU model: the same code runs at different speeds on
+    different CPUs), the BLAS kernels, the libraries, the thread settings and the current load."""
     import scipy
     import sklearn
+
+    from ufsbench.reproduce.render import machine_description
+    from ufsbench.tasks import environment
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     threads = " ".join(f"{v}={os.environ.get(v, 'unset')}"
                        for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"))
-    return (f"{platform.platform()} | {platform.processor() or platform.machine()} | "
-            f"cpus={os.cpu_count()} | python {platform.python_version()} | numpy {np.__version__} "
+    return (f"{machine_description()} | {environment()['blas']} | "
+            f"python {platform.python_version()} | numpy {np.__version__} "
             f"| scipy {scipy.__version__} | scikit-learn {sklearn.__version__} | {threads} | "
             f"load average {load:.2f} | {time.strftime('%Y-%m-%d %H:%M')}")
 
