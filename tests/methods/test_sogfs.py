@@ -116,7 +116,10 @@ def test_algorithm1_never_increases_objective9_and_keeps_w_orthonormal(shape, so
     np.testing.assert_allclose(q, 0.5 / np.sqrt((W ** 2).sum(axis=1) + 1e-8))   # Eq. (12)
 
 
-def test_tied_solver_matches_dense_on_nondegenerate_tied_diagonal():
+@pytest.mark.parametrize("sparse_k", [False, True])
+def test_tied_solver_matches_dense_on_nondegenerate_tied_diagonal(sparse_k):
+    """K dense or scipy.sparse (SOGFS's L_S from SPARSE_MIN_SAMPLES samples on): the same
+    eigenpairs as the dense eigendecomposition of G."""
     rng = np.random.default_rng(0)
     d, n = 120, 8
     U, A = rng.normal(size=(d, n)), rng.normal(size=(n, n))
@@ -127,8 +130,14 @@ def test_tied_solver_matches_dense_on_nondegenerate_tied_diagonal():
     gaps = np.flatnonzero(np.diff(allv) > 1e-3) + 1
     k = int(gaps[np.argmin(np.abs(gaps - 60))])
     vals_d, V_d = dense_smallest_eigvecs(G, k)
-    vals_t, V_t, path = smallest_eigvecs_tied_diag_plus_lowrank(diag, U, A @ A.T, k)
+    K = sp.csr_matrix(A @ A.T) if sparse_k else A @ A.T
+    vals_t, V_t, path = smallest_eigvecs_tied_diag_plus_lowrank(diag, U, K, k)
     assert path == "tied"
+    vals_f, V_f, path = smallest_eigvecs_tied_diag_plus_lowrank(diag, U, K, k,
+                                                               max_reduced_fraction=0.0)
+    assert path == "dense"
+    np.testing.assert_allclose(vals_f, vals_d, atol=1e-9)
+    np.testing.assert_allclose(V_f @ V_f.T, V_d @ V_d.T, atol=1e-8)
     np.testing.assert_allclose(vals_t, vals_d, atol=1e-9)
     np.testing.assert_allclose(V_t @ V_t.T, V_d @ V_d.T, atol=1e-8)
     np.testing.assert_allclose(V_t.T @ V_t, np.eye(k), atol=1e-10)
@@ -395,7 +404,8 @@ def _multi_component_laplacian(sizes, seed=0):
 
 
 @pytest.mark.parametrize("dense_below, path", [(0, "sparse LU"), (0, "Cholesky"),
-                                               (0, "Lanczos on L"), (10_000, "dense")])
+                                               (0, "Lanczos on L"), (0, "too large to factor"),
+                                               (10_000, "dense")])
 def test_component_eigvecs_hold_the_whole_null_space_and_the_dense_spectrum(
         dense_below, path, monkeypatch):
     """Five components, c = 8: F must hold the 5 null vectors and the 3 smallest positive
@@ -407,8 +417,14 @@ def test_component_eigvecs_hold_the_whole_null_space_and_the_dense_spectrum(
     from ufsbench.numerics.graphs import connected_component_labels
     from ufsbench.numerics.laplacian_eig import component_smallest_eigvecs
     monkeypatch.setattr(lap_eig, "DENSE_FACTOR_MIN_ROW_NNZ", 10**9 if path == "sparse LU" else 0)
-    monkeypatch.setattr(lap_eig, "DIRECT_LANCZOS_MIN", 0 if path == "Lanczos on L" else 10**9)
-    monkeypatch.setattr(lap_eig, "DIRECT_LANCZOS_MAX_FILL", 1.0)
+    lanczos = path in ("Lanczos on L", "too large to factor")
+    monkeypatch.setattr(lap_eig, "DIRECT_LANCZOS_MIN", 0 if lanczos else 10**9)
+    # "too large to factor": every graph is too full for Lanczos on L by the fill rule, but
+    # has more rows than a dense factor may have (a sparse LU would fill in).
+    monkeypatch.setattr(lap_eig, "DIRECT_LANCZOS_MAX_FILL", 0.0 if path == "too large to factor"
+                        else 1.0)
+    if path == "too large to factor":
+        monkeypatch.setattr(lap_eig, "DENSE_FACTOR_MAX", 0)
     eigsh_calls = record_calls(monkeypatch, lap_eig, "seeded_eigsh")
     L = _multi_component_laplacian([150, 90, 40, 12, 2])
     n_comp, labels = connected_component_labels(L)
@@ -421,7 +437,7 @@ def test_component_eigvecs_hold_the_whole_null_space_and_the_dense_spectrum(
     np.testing.assert_allclose(F @ F.T, F_d[:, :8] @ F_d[:, :8].T, atol=1e-10)
     np.testing.assert_allclose(F.T @ F, np.eye(8), atol=1e-12)
     shift_invert = [kwargs.get("sigma") is not None for _, kwargs in eigsh_calls]
-    assert shift_invert == {"dense": [], "Lanczos on L": [False] * 4}.get(path, [True] * 4)
+    assert shift_invert == ([] if path == "dense" else [not lanczos] * 4)
 
 
 @pytest.mark.parametrize("shape,neighbours", [((90, 12), "all"), ((60, 140), "all"),

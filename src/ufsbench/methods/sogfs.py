@@ -83,6 +83,14 @@ def w_objective(X: np.ndarray, L, W: np.ndarray, gamma: float, eps: float,
     return trace + gamma * float(np.sqrt(np.einsum("ij,ij->i", W, W) + eps).sum())
 
 
+def _tied_solver_laplacian(L):
+    """L_S as the tied solver gets it: sparse from ``SPARSE_MIN_SAMPLES`` samples on (no n x n
+    array), dense below (the bits the paper data sets' fits have always had)."""
+    if sp.issparse(L) and L.shape[0] < SPARSE_MIN_SAMPLES:
+        return L.toarray()
+    return L
+
+
 def w_step(X: np.ndarray, L, q: np.ndarray, gamma: float, m: int, n_iter: int = 1,
            eps: float = 1e-8, solver: str = "auto", W0: np.ndarray | None = None,
            return_projection: bool = False, tol: float | None = None):
@@ -114,7 +122,7 @@ def w_step(X: np.ndarray, L, q: np.ndarray, gamma: float, m: int, n_iter: int = 
             n_distinct = len(np.unique(diag))
             if solver == "tied" or n_distinct * min(X.shape) <= X.shape[1]:
                 _, W, path = smallest_eigvecs_tied_diag_plus_lowrank(
-                    diag, X.T, L.toarray() if sp.issparse(L) else L, m, max_reduced_fraction=1.0)
+                    diag, X.T, _tied_solver_laplacian(L), m, max_reduced_fraction=1.0)
             else:
                 W, path = dense_smallest_eigvecs(np.diag(diag) + gram_part(), m)[1], "dense"
         elif solver == "dense":

@@ -63,6 +63,7 @@ away from every delta_T (not structural in SOGFS), and near-ties in the leverage
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from scipy import linalg as sla
 
 from ufsbench.numerics.linalg import eigh_smallest, sym
@@ -155,11 +156,20 @@ def _far_basis(Y: np.ndarray, N: np.ndarray) -> np.ndarray:
     return Y @ _complement_basis(coeffs, Y.shape[1])
 
 
+def _congruence(A: np.ndarray, K) -> np.ndarray:
+    """A K A^T; a scipy.sparse K (a sparse graph Laplacian) is applied to A^T, never formed
+    densely (O(nnz(K) r) instead of an n x n array and O(n^2 r))."""
+    if sp.issparse(K):
+        return A @ (K @ A.T)
+    return A @ K @ A.T
+
+
 def smallest_eigvecs_tied_diag_plus_lowrank(
         diag: np.ndarray, U: np.ndarray, K: np.ndarray, k: int, rtol: float = 1e-12,
         max_reduced_fraction: float = 0.5,
         tie_rtol: float = 1e-10) -> tuple[np.ndarray, np.ndarray, str]:
-    """k smallest eigenpairs of G = diag(diag) + U K U^T (K symmetric PSD), exactly.
+    """k smallest eigenpairs of G = diag(diag) + U K U^T (K symmetric PSD, dense or
+    scipy.sparse), exactly.
 
     Returns (values ascending, vectors d x k, path) with path "tied" when the reduction of the
     module docstring was used, "dense" when the reduced size R exceeds ``max_reduced_fraction * d``
@@ -174,25 +184,25 @@ def smallest_eigvecs_tied_diag_plus_lowrank(
     d = diag.shape[0]
     if not 1 <= k <= d:
         raise ValueError(f"k={k} eigenvectors needs 1 <= k <= d={d}")
-    K = sym(np.asarray(K, dtype=float))
+    K = sym(K) if sp.issparse(K) else sym(np.asarray(K, dtype=float))
     values, inverse = np.unique(diag, return_inverse=True)
     groups = [np.flatnonzero(inverse == g) for g in range(len(values))]
     if len(groups) * min(U.shape[1], d) > max_reduced_fraction * d and len(groups) > 1:
         # Cheap upper bound on R already too large: do not even compute the block SVDs.
-        G = np.diag(diag) + U @ K @ U.T
+        G = np.diag(diag) + _congruence(U, K)
         vals, vecs = dense_smallest_eigvecs(G, k)
         return vals, vecs, "dense"
     bases = [_range_basis(U[T], rtol) for T in groups]
     R = sum(Y.shape[1] for Y in bases)
     if max_reduced_fraction * d < R:
-        G = np.diag(diag) + U @ K @ U.T
+        G = np.diag(diag) + _congruence(U, K)
         vals, vecs = dense_smallest_eigvecs(G, k)
         return vals, vecs, "dense"
     # Reduced problem on the invariant subspace spanned by blockdiag(Y_T).
     YtU = np.vstack([Y.T @ U[T] for T, Y in zip(groups, bases)])          # R x r
     red_diag = np.concatenate([np.full(Y.shape[1], v) for v, Y in zip(values, bases)])
     if R:
-        mu, Z = np.linalg.eigh(sym(np.diag(red_diag) + YtU @ K @ YtU.T))
+        mu, Z = np.linalg.eigh(sym(np.diag(red_diag) + _congruence(YtU, K)))
     else:
         mu, Z = np.zeros(0), np.zeros((0, 0))
     lifted = np.zeros((d, R))                          # the reduced eigenvectors in R^d
