@@ -405,7 +405,7 @@ def _multi_component_laplacian(sizes, seed=0):
 
 @pytest.mark.parametrize("dense_below, path", [(0, "sparse LU"), (0, "Cholesky"),
                                                (0, "Lanczos on L"), (0, "too large to factor"),
-                                               (10_000, "dense")])
+                                               (0, "too large for sparse LU"), (10_000, "dense")])
 def test_component_eigvecs_hold_the_whole_null_space_and_the_dense_spectrum(
         dense_below, path, monkeypatch):
     """Five components, c = 8: F must hold the 5 null vectors and the 3 smallest positive
@@ -416,14 +416,16 @@ def test_component_eigvecs_hold_the_whole_null_space_and_the_dense_spectrum(
     import ufsbench.numerics.laplacian_eig as lap_eig
     from ufsbench.numerics.graphs import connected_component_labels
     from ufsbench.numerics.laplacian_eig import component_smallest_eigvecs
-    monkeypatch.setattr(lap_eig, "DENSE_FACTOR_MIN_ROW_NNZ", 10**9 if path == "sparse LU" else 0)
-    lanczos = path in ("Lanczos on L", "too large to factor")
+    sparse_graph = path in ("sparse LU", "too large for sparse LU")
+    monkeypatch.setattr(lap_eig, "DENSE_FACTOR_MIN_ROW_NNZ", 10**9 if sparse_graph else 0)
+    too_large = path.startswith("too large")
+    lanczos = path == "Lanczos on L" or too_large
     monkeypatch.setattr(lap_eig, "DIRECT_LANCZOS_MIN", 0 if lanczos else 10**9)
-    # "too large to factor": every graph is too full for Lanczos on L by the fill rule, but
-    # has more rows than a dense factor may have (a sparse LU would fill in).
-    monkeypatch.setattr(lap_eig, "DIRECT_LANCZOS_MAX_FILL", 0.0 if path == "too large to factor"
-                        else 1.0)
-    if path == "too large to factor":
+    # "too large ...": the graphs are too full for Lanczos on L by the fill rule, or sparse
+    # enough for a sparse LU, but have more rows than a dense factor may have (a sparse LU can
+    # fill in there).
+    monkeypatch.setattr(lap_eig, "DIRECT_LANCZOS_MAX_FILL", 0.0 if too_large else 1.0)
+    if too_large:
         monkeypatch.setattr(lap_eig, "DENSE_FACTOR_MAX", 0)
     eigsh_calls = record_calls(monkeypatch, lap_eig, "seeded_eigsh")
     L = _multi_component_laplacian([150, 90, 40, 12, 2])

@@ -56,8 +56,9 @@ DENSE_FACTOR_MAX = 12000
 #: the entries) 19.9 / 23.9. 6000 rows: 792 a row 3.9 / 1.7, 1361 7.3 / 8.8. 3000 rows: 505 a
 #: row 0.39 / 0.62. Both agree to round-off (subspaces within 1e-13).
 DIRECT_LANCZOS_MIN = 6000
-#: See ``DIRECT_LANCZOS_MIN``. Above ``DENSE_FACTOR_MAX`` rows graphs of any fill take Lanczos on L:
-#: no dense factor is formed there, and a sparse LU of such graphs fills in.
+#: See ``DIRECT_LANCZOS_MIN``. Above ``DENSE_FACTOR_MAX`` rows every graph takes Lanczos on L: no
+#: dense factor is formed there, and a sparse LU can fill in (a kNN graph of 13000 samples in
+#: 50 dimensions ran for minutes in SuperLU; Lanczos on L costs O(nnz) a product).
 DIRECT_LANCZOS_MAX_FILL = 0.2
 
 
@@ -98,8 +99,8 @@ def laplacian_smallest_eigvecs(L, c: int, warm: np.ndarray | None = None,
         return eigh_smallest(dense, c)
     L = sp.csr_matrix(L)
     dense_graph = L.nnz >= DENSE_FACTOR_MIN_ROW_NNZ * n
-    if n >= DIRECT_LANCZOS_MIN and dense_graph and (
-            L.nnz <= DIRECT_LANCZOS_MAX_FILL * n * n or n > DENSE_FACTOR_MAX):
+    if n > DENSE_FACTOR_MAX or (n >= DIRECT_LANCZOS_MIN and dense_graph
+                                and L.nnz <= DIRECT_LANCZOS_MAX_FILL * n * n):
         vals, vecs = seeded_eigsh(L, k=c, which="SA", v0=_start_vector(n, warm), tol=0.0)
         order = np.argsort(vals, kind="stable")
         return vals[order], vecs[:, order]
