@@ -47,18 +47,21 @@ DENSE_FACTOR_MIN_ROW_NNZ = 32
 #: Up to this many rows (a dense factor of at most 1.15 GB): SOGFS on USPS (9298 samples, 1667
 #: non-zeros per row) took 59 s per F-step by sparse LU, 17 s by the dense Cholesky (one core).
 DENSE_FACTOR_MAX = 12000
-#: From this many rows on, graphs dense enough for the Cholesky factor (``DENSE_FACTOR_MIN_ROW_NNZ``)
-#: but holding at most ``DIRECT_LANCZOS_MAX_FILL`` of the n^2 entries are solved by Lanczos on L
-#: itself (its smallest algebraic eigenvalues, by products with the sparse L only), without the
-#: O(n^3) factor and its O(n^2) solves. Measured on SOGFS's F-steps (one core, c = 10; factor
-#: and shift-invert against Lanczos on L): USPS, 9298 rows, with 1633, 891, 610 and 410
-#: non-zeros per row: 13.4 / 8.7 s, 10.3 / 3.5, 9.0 / 1.4, 5.8 / 0.8; with 2944 (a third of
-#: the entries) 19.9 / 23.9. 6000 rows: 792 a row 3.9 / 1.7, 1361 7.3 / 8.8. 3000 rows: 505 a
-#: row 0.39 / 0.62. Both agree to round-off (subspaces within 1e-13).
+#: From this many rows on, graphs holding at most ``DIRECT_LANCZOS_MAX_FILL`` of the n^2 entries
+#: (and above ``DENSE_FACTOR_MAX`` rows every graph) are solved by Lanczos on L itself (its
+#: smallest algebraic eigenvalues, by products with the sparse L only, O(nnz) each), without a
+#: factor. Measured on SOGFS's F-steps (one core, c = 10; shift-invert with its factor against
+#: Lanczos on L): USPS, 9298 rows, with 1633, 891, 610 and 410 non-zeros per row (dense
+#: Cholesky): 13.4 / 8.7 s, 10.3 / 3.5, 9.0 / 1.4, 5.8 / 0.8; with 2944 (a third of the
+#: entries) 19.9 / 23.9. kNN graphs of ~6 non-zeros a row (sparse LU): seeded synthetic data,
+#: 10000 x 1000: 51.5 / 0.7 s, 6000 x 50: 4.5 / 0.14 s (the LU fills in on graphs of
+#: high-dimensional data); USPS, 9298 rows: 1.08 / 0.52 s; a USPS subset of 6000 rows, the one
+#: case measured where the LU won: 0.3 / 3.5 s. 3000 rows (Cholesky), 505 a row: 0.39 / 0.62 s.
+#: Both agree to round-off (subspaces within 1e-13).
 DIRECT_LANCZOS_MIN = 6000
-#: See ``DIRECT_LANCZOS_MIN``. Above ``DENSE_FACTOR_MAX`` rows every graph takes Lanczos on L: no
-#: dense factor is formed there, and a sparse LU can fill in (a kNN graph of 13000 samples in
-#: 50 dimensions ran for minutes in SuperLU; Lanczos on L costs O(nnz) a product).
+#: See ``DIRECT_LANCZOS_MIN``. Above ``DENSE_FACTOR_MAX`` rows no dense factor is formed, and a
+#: sparse LU can fill in (a kNN graph of 13000 samples in 50 dimensions ran for minutes in
+#: SuperLU; Lanczos on L: 0.7 s).
 DIRECT_LANCZOS_MAX_FILL = 0.2
 
 
@@ -98,9 +101,8 @@ def laplacian_smallest_eigvecs(L, c: int, warm: np.ndarray | None = None,
         dense = L.toarray() if sp.issparse(L) else np.asarray(L)
         return eigh_smallest(dense, c)
     L = sp.csr_matrix(L)
-    dense_graph = L.nnz >= DENSE_FACTOR_MIN_ROW_NNZ * n
-    if n > DENSE_FACTOR_MAX or (n >= DIRECT_LANCZOS_MIN and dense_graph
-                                and L.nnz <= DIRECT_LANCZOS_MAX_FILL * n * n):
+    if n >= DIRECT_LANCZOS_MIN and (n > DENSE_FACTOR_MAX
+                                    or L.nnz <= DIRECT_LANCZOS_MAX_FILL * n * n):
         vals, vecs = seeded_eigsh(L, k=c, which="SA", v0=_start_vector(n, warm), tol=0.0)
         order = np.argsort(vals, kind="stable")
         return vals[order], vecs[:, order]
