@@ -598,7 +598,7 @@ class SOGFS(UFSSelector):
         (``neighbours="all"``, the row-block S-steps) 1.5e-7 n^2 s. Lymphoma (96 x 4026): 59 s
         modelled, 44.5 s measured; jaffe (213 x 676): 0.28 and 0.26 s; isolet (1560 x 617), the
         farthest on the paper data sets: 1.2 and 3.6 s. USPS subsets (one BLAS thread, Intel
-        Xeon): 4000 samples 12 and 17.8 s, 6000 27 and 47.9 s, 9298 65 and 79.5 s."""
+        Xeon): 4000 samples 12 and 17.8 s, 6000 27 and 42.9 s, 9298 65 and 79.5 s."""
         if params.get("solver", "auto") not in ("auto", "dense"):
             return None
         iterations = 5
