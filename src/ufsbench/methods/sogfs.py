@@ -35,6 +35,7 @@ from ufsbench.numerics.diag_lowrank import dense_smallest_eigvecs, smallest_eigv
 from ufsbench.numerics.graphs import (
     SPARSE_MIN_SAMPLES,
     connected_component_labels,
+    gram_distance_blocks,
     gram_squared_distances,
 )
 from ufsbench.numerics.laplacian_eig import canonical_null_space_vectors, component_smallest_eigvecs
@@ -238,16 +239,10 @@ def _distance_blocks(Z: np.ndarray, block_cells: int | None = None):
     the whole product's bits). ``block_cells``: rows x n of a block (None: ``S_BLOCK_CELLS``).
     """
     n = Z.shape[0]
-    Zc = Z - Z.mean(axis=0)
-    sq = np.einsum("ij,ij->i", Zc, Zc)
     step = max(1, (S_BLOCK_CELLS if block_cells is None else block_cells) // n)
-    for start in range(0, n, step):
-        stop = min(n, start + step)
-        own = (np.arange(stop - start), np.arange(start, stop))
-        M = Zc[start:stop] @ Zc.T
-        M *= -2.0
-        M += sq[start:stop, None]
-        M += sq[None, :]
+    for rows, M in gram_distance_blocks(Z, step):
+        start, stop = int(rows[0]), int(rows[-1]) + 1
+        own = (np.arange(stop - start), rows)
         np.maximum(M, 0.0, out=M)
         M[own] = 0.0
         yield start, stop, own, M

@@ -275,6 +275,23 @@ def _knn_rows_exact(X: np.ndarray, rows: np.ndarray, k: int) -> tuple[np.ndarray
     return idx, dist
 
 
+def gram_distance_blocks(X: np.ndarray, rows_per_block: int):
+    """Row blocks of the Gram-form squared distances between the rows of X, without an n x n
+    array: (rows, ||x_i||^2 + ||x_j||^2 - 2 x_i . x_j for i in rows and every j, on centred
+    X), one BLAS product a block. Not clipped at 0 and not exactly 0 on the diagonal: round-off
+    of ~d eps times the squared norms, which callers handle as they need."""
+    n = X.shape[0]
+    Xc = X - X.mean(axis=0)
+    xx = np.einsum("ij,ij->i", Xc, Xc)
+    for start in range(0, n, max(1, rows_per_block)):
+        rows = np.arange(start, min(start + max(1, rows_per_block), n))
+        G = Xc[rows] @ Xc.T
+        G *= -2.0
+        G += xx[rows, None]
+        G += xx[None, :]
+        yield rows, G
+
+
 def knn_search(X: np.ndarray, k: int, extra: int | None = None,
                block_cells: int = KNN_BLOCK_CELLS) -> tuple[np.ndarray, np.ndarray]:
     """Exact k nearest neighbours (n, k) and their squared distances, without an n x n matrix.
@@ -300,12 +317,7 @@ def knn_search(X: np.ndarray, k: int, extra: int | None = None,
     idx = np.empty((n, k), dtype=np.intp)
     dist = np.empty((n, k))
     redo = []
-    for start in range(0, n, block):
-        rows = np.arange(start, min(start + block, n))
-        G = Xc[rows] @ Xc.T
-        G *= -2.0
-        G += xx[rows, None]
-        G += xx[None, :]
+    for rows, G in gram_distance_blocks(X, block):
         G[np.arange(len(rows)), rows] = np.inf                         # the sample itself
         if m < n - 1:
             part = np.argpartition(G, m, axis=1)
