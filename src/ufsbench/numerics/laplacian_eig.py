@@ -6,9 +6,10 @@ subset ``eigh`` of the n x n Laplacian costs O(n^3) (tridiagonalisation) whateve
 here L - sigma I (sigma < 0, so positive definite) is factorised once (sparse LU, or a dense
 Cholesky for graphs with many non-zeros per row, whose LU fills in anyway) and ARPACK iterates
 with its inverse, whose largest eigenvalues 1 / (lambda - sigma) are the wanted ones and are well
-separated from the rest. On large graphs holding up to a fifth of the n^2 entries
-(``DIRECT_LANCZOS_MIN``) the factor costs more than it saves, and ARPACK iterates with L itself
-for its smallest algebraic eigenvalues. The tolerance is machine precision (``tol=0``) either
+separated from the rest. From 6000 rows on, on graphs holding up to a fifth of the n^2 entries
+(and above ``DENSE_FACTOR_MAX`` rows on every graph), the factor costs more than it saves or
+fills in (``DIRECT_LANCZOS_MIN``), and ARPACK iterates with L itself for its smallest algebraic
+eigenvalues. The tolerance is machine precision (``tol=0``) either
 way, so the result is the dense one up to round-off.
 
 A 0 eigenvalue of multiplicity above one (a graph of several components) defeats a Krylov solver:
