@@ -510,6 +510,67 @@ def test_blockwise_s_steps_never_hold_an_n_by_n_array(monkeypatch):
     np.testing.assert_allclose(S0.toarray(), sogfs_mod.s_step(M, alpha), atol=1e-12)
 
 
+def _three_lanes(monkeypatch):
+    """The lanes of ufsbench.numerics.lanes with three threads, whatever BLAS is allowed; the
+    threads that ran a lane."""
+    import threading
+
+    from ufsbench.numerics import lanes as lanes_mod
+    from ufsbench.numerics import sparse_gram
+    monkeypatch.setattr(lanes_mod, "blas_thread_limit", lambda: 3)
+    monkeypatch.setattr(sparse_gram, "blas_thread_limit", lambda: 3)
+    monkeypatch.setattr(sparse_gram, "LANES_MIN_MULTIPLY_ADDS", 0)
+    threads = set()
+    original = lanes_mod.BlockLanes._run_lane
+
+    def run_lane(self, step, lane):
+        threads.add(threading.get_ident())
+        return original(self, step, lane)
+
+    monkeypatch.setattr(lanes_mod.BlockLanes, "_run_lane", run_lane)
+    return threads
+
+
+def test_blockwise_graphs_in_lanes_have_the_bits_of_one_thread(monkeypatch):
+    """The initial graph and an S-step with their row blocks in three lanes: alpha, S and both
+    objective terms bit for bit those of one thread (BLAS on one thread for both)."""
+    from threadpoolctl import threadpool_limits
+    monkeypatch.setattr(sogfs_mod, "S_BLOCK_CELLS", 11 * 400)          # 37 blocks of 11 rows
+    rng = np.random.default_rng(2)
+    XW = rng.normal(size=(400, 6)) + 5.0 * rng.integers(0, 4, size=(400, 1))
+    F = np.linalg.qr(rng.normal(size=(400, 4)))[0]
+
+    def steps():
+        S, m_term, s_term = sogfs_mod.s_step_by_blocks(XW, F, lam=2.0, alpha=0.5, window=4)
+        alpha, _, S0 = sogfs_mod.initial_graph_by_blocks(XW, k=5)
+        return S, m_term, s_term, alpha, S0
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        one = steps()
+    threads = _three_lanes(monkeypatch)
+    lanes = steps()
+    assert len(threads) == 3
+    for a, b in zip(one[:1] + one[4:], lanes[:1] + lanes[4:]):
+        assert a.shape == b.shape and np.array_equal(a.indptr, b.indptr)
+        assert np.array_equal(a.indices, b.indices) and np.array_equal(a.data, b.data)
+    assert one[1:4] == lanes[1:4]
+
+
+def test_lanczos_on_l_in_lanes_has_the_bits_of_one_thread(monkeypatch):
+    """Lanczos on L with L's products in three lanes (row ranges): the eigenpairs of one lane,
+    bit for bit (the products are the same sums, so ARPACK runs the same iterations)."""
+    import ufsbench.numerics.laplacian_eig as lap_eig
+    monkeypatch.setattr(lap_eig, "DIRECT_LANCZOS_MIN", 0)
+    monkeypatch.setattr(lap_eig, "DIRECT_LANCZOS_MAX_FILL", 1.0)
+    L = _multi_component_laplacian([700])
+    warm = np.random.default_rng(0).normal(size=(700, 6))
+    vals, vecs = lap_eig.laplacian_smallest_eigvecs(L, 6, warm=warm, dense_below=0)
+    threads = _three_lanes(monkeypatch)
+    vals_lanes, vecs_lanes = lap_eig.laplacian_smallest_eigvecs(L, 6, warm=warm, dense_below=0)
+    assert len(threads) == 3
+    assert np.array_equal(vals, vals_lanes) and np.array_equal(vecs, vecs_lanes)
+
+
 def test_fast_path_s_and_laplacian_have_the_dense_bits():
     """The first W-step (Q = I) can be a degenerate cut whose choice moves with round-off in L_S
     (seen on orl): S and the sparse L_S must hold exactly the dense path's numbers."""

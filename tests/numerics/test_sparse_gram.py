@@ -222,3 +222,54 @@ def test_the_blocked_sparse_product_is_scipys_bit_for_bit(fmt, shape, monkeypatc
         out = sparse_gram.sparse_dense_product(A, operand)
         assert np.array_equal(out, A @ operand)
     assert np.array_equal(sparse_gram.sparse_dense_product(A, B[:, 0]), A @ B[:, 0])
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_the_blocked_sparse_product_in_lanes_is_scipys_bit_for_bit(fmt, monkeypatch):
+    """Column blocks spread over three lanes (threads): scipy's product bit for bit, and the
+    lanes are really taken."""
+    import threading
+
+    from ufsbench.numerics import lanes as lanes_mod
+
+    rng = np.random.default_rng(5)
+    A = sp.random(300, 900, density=0.05, format=fmt, random_state=6)
+    B = rng.standard_normal((900, 200))
+    monkeypatch.setattr(sparse_gram, "PRODUCT_BLOCKING_MIN_BYTES", 1024)
+    monkeypatch.setattr(sparse_gram, "PRODUCT_BLOCK_BYTES", 8 * 1024)
+    monkeypatch.setattr(sparse_gram, "LANES_MIN_MULTIPLY_ADDS", 0)
+    monkeypatch.setattr(sparse_gram, "blas_thread_limit", lambda: 3)
+    threads = set()
+    original = lanes_mod.BlockLanes._run_lane
+
+    def run_lane(self, step, lane):
+        threads.add(threading.get_ident())
+        return original(self, step, lane)
+
+    monkeypatch.setattr(lanes_mod.BlockLanes, "_run_lane", run_lane)
+    for operand in (B, np.asfortranarray(B), B[:, ::2]):
+        assert np.array_equal(sparse_gram.sparse_dense_product(A, operand), A @ operand)
+    assert len(threads) == 3
+
+
+@pytest.mark.parametrize("n_lanes", [1, 2, 3, 7])
+def test_row_lanes_products_are_scipys_bit_for_bit(n_lanes):
+    """A CSR matrix's row ranges in lanes, with empty rows, a dense block of rows (unequal
+    ranges) and fewer non-zeros than lanes would split evenly: every product scipy's, bit for
+    bit, for a vector and for a matrix; a CSC matrix keeps one lane."""
+    rng = np.random.default_rng(7)
+    A = sp.random(500, 400, density=0.02, format="lil", random_state=8)
+    A[10:40] = rng.standard_normal((30, 400))
+    A[100:200] = 0.0
+    A = A.tocsr()
+    x, B = rng.standard_normal(400), rng.standard_normal((400, 6))
+    with sparse_gram.RowLanes(A, n_lanes) as rows:
+        assert rows.lanes.n_lanes == n_lanes
+        assert rows.bounds[0] == 0 and rows.bounds[-1] == 500
+        assert np.all(np.diff(rows.bounds) >= 0)
+        for _ in range(2):
+            assert np.array_equal(rows.product(x), A @ x)
+            assert np.array_equal(rows.product(B), A @ B)
+    with sparse_gram.RowLanes(A.tocsc(), n_lanes) as columns:
+        assert columns.lanes.n_lanes == 1
+        assert np.array_equal(columns.product(x), A @ x)

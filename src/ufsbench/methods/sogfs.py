@@ -34,10 +34,11 @@ from ufsbench.numerics.adaptive_neighbors import adaptive_neighbor_graph
 from ufsbench.numerics.diag_lowrank import dense_smallest_eigvecs, smallest_eigvecs_tied_diag_plus_lowrank
 from ufsbench.numerics.graphs import (
     SPARSE_MIN_SAMPLES,
+    GramDistanceBlocks,
     connected_component_labels,
-    gram_distance_blocks,
     gram_squared_distances,
 )
+from ufsbench.numerics.lanes import BlockLanes, one_blas_thread
 from ufsbench.numerics.laplacian_eig import canonical_null_space_vectors, component_smallest_eigvecs
 from ufsbench.numerics.preprocess import center_unit_norm
 from ufsbench.numerics.simplex import FIRST_WINDOW, project_simplex_rows_sparse
@@ -137,7 +138,8 @@ def w_step(X: np.ndarray, L, q: np.ndarray, gamma: float, m: int, n_iter: int = 
         smoothed_norms = np.sqrt(row_sq + eps)
         q = 0.5 / smoothed_norms
         XW = X @ W
-        trace = float(np.einsum("ij,ij->", XW, L @ XW))
+        LXW = sparse_dense_product(L, XW) if sp.issparse(L) else L @ XW
+        trace = float(np.einsum("ij,ij->", XW, LXW))
         history.append(trace + gamma * float(smoothed_norms.sum()))
         paths.append(path)
         if tol is not None:
@@ -230,46 +232,70 @@ def s_step(dist: np.ndarray, alpha: float, neighbours: np.ndarray | None = None,
     return S
 
 
-def _distance_blocks(Z: np.ndarray, block_cells: int | None = None):
+class _DistanceBlocks:
     """Row blocks of the squared distances between the rows of Z (n x m), without an n x n
-    array: (start, stop, the block's own-entry indices, the block's distances to every row).
+    array: block j is (start, stop, the block's own-entry indices, the block's distances to
+    every row), computed when asked for.
 
     The Gram form of :func:`gram_squared_distances` (centred rows, clipped at 0, 0 on the
     diagonal), block by block: the same numbers up to round-off (a row block's product is not
     the whole product's bits). ``block_cells``: rows x n of a block (None: ``S_BLOCK_CELLS``).
     """
-    n = Z.shape[0]
-    step = max(1, (S_BLOCK_CELLS if block_cells is None else block_cells) // n)
-    for rows, M in gram_distance_blocks(Z, step):
+
+    def __init__(self, Z: np.ndarray, block_cells: int | None = None):
+        n = Z.shape[0]
+        self.gram = GramDistanceBlocks(Z, (S_BLOCK_CELLS if block_cells is None
+                                           else block_cells) // n)
+
+    def __len__(self) -> int:
+        return len(self.gram)
+
+    def __getitem__(self, j: int):
+        rows, M = self.gram[j]
         start, stop = int(rows[0]), int(rows[-1]) + 1
         own = (np.arange(stop - start), rows)
         np.maximum(M, 0.0, out=M)
         M[own] = 0.0
-        yield start, stop, own, M
+        return start, stop, own, M
 
 
-def _simplex_rows_by_blocks(blocks, alpha: float, window: int, with_terms: bool):
-    """Problem (18) for every row of ``blocks``, tuples (start, stop, own-entry indices, the
-    block's d_ij, its m_ij): (S as CSR, sum_ij m_ij s_ij, sum_ij s_ij^2), the two sums only
-    ``with_terms`` (else 0)."""
-    indptr, indices, values = [np.zeros(1, dtype=np.int64)], [], []
-    m_term = s_term = 0.0
-    n = 0
-    for start, stop, own, D, M in blocks:
-        n = D.shape[1]
+def _in_lanes(n_blocks: int, step) -> list:
+    """``[step(j) for j in range(n_blocks)]``, the blocks spread over as many threads as the
+    caller lets BLAS use (``ufsbench.numerics.lanes``), BLAS on one thread inside (a block's
+    Gram product), so the threads do not exceed the cores. Each block's result has the same
+    bits whichever thread computes it."""
+    with BlockLanes(n_blocks) as lanes:
+        if lanes.n_lanes == 1:
+            return lanes.map(lambda j, lane: step(j))
+        with one_blas_thread():
+            return lanes.map(lambda j, lane: step(j))
+
+
+def _simplex_rows_by_blocks(n_blocks: int, block, alpha: float, window: int, with_terms: bool):
+    """Problem (18) for every row of the ``n_blocks`` row blocks ``block(j)``, tuples (start,
+    stop, own-entry indices, the block's d_ij, its m_ij), in lanes: (S as CSR,
+    sum_ij m_ij s_ij, sum_ij s_ij^2), the two sums only ``with_terms`` (else 0), added in block
+    order."""
+    def project(j: int):
+        start, stop, own, D, M = block(j)
         V = np.divide(D, -2.0 * alpha)            # -d_ij / (2 alpha)
         V[own] = -np.inf                          # s_ii = 0
         S = project_simplex_rows_sparse(V, first_window=window)
         rows, cols = np.nonzero(S)
         s = S[rows, cols]
-        if with_terms:
-            m_term += float(M[rows, cols] @ s)
-            s_term += float(s @ s)
-        indptr.append(indptr[-1][-1] + np.cumsum(np.bincount(rows, minlength=stop - start)))
-        indices.append(cols)
-        values.append(s)
-    S_csr = sp.csr_matrix((np.concatenate(values), np.concatenate(indices),
-                           np.concatenate(indptr)), shape=(n, n))
+        terms = (float(M[rows, cols] @ s), float(s @ s)) if with_terms else (0.0, 0.0)
+        return np.bincount(rows, minlength=stop - start), cols, s, terms, D.shape[1]
+
+    parts = _in_lanes(n_blocks, project)
+    m_term = s_term = 0.0
+    for *_, (m_part, s_part), _n in parts:
+        m_term += m_part
+        s_term += s_part
+    n = parts[-1][4]
+    indptr = np.concatenate([np.zeros(1, dtype=np.int64),
+                             np.cumsum(np.concatenate([p[0] for p in parts]))])
+    S_csr = sp.csr_matrix((np.concatenate([p[2] for p in parts]),
+                           np.concatenate([p[1] for p in parts]), indptr), shape=(n, n))
     return S_csr, m_term, s_term
 
 
@@ -278,34 +304,45 @@ def s_step_by_blocks(XW: np.ndarray, F: np.ndarray, lam: float, alpha: float,
     """Problem (18) over all j, one block of rows at a time, with no n x n array.
 
     d_ij = m_ij + lam ||f_i - f_j||^2, m_ij = ||z_i - z_j||^2 with z_i = W^T x_i the rows of
-    ``XW`` (by :func:`_distance_blocks`), the ``F`` distances by direct differences, then each
+    ``XW`` (by :class:`_DistanceBlocks`), the ``F`` distances by direct differences, then each
     row's simplex projection (``project_simplex_rows_sparse`` from ``window``). The same S as
-    the dense S-step up to round-off, at O(block x n) memory: the dense S-step holds several
-    n x n arrays (USPS: 0.7 GB each).
+    the dense S-step up to round-off, at O(block x n) memory per thread (the dense S-step holds
+    several n x n arrays; USPS: 0.7 GB each). The blocks run on as many cores as the caller lets
+    BLAS use, with the bits of one.
 
     Returns (S as CSR, sum_ij m_ij s_ij, sum_ij s_ij^2): the two data terms of objective (6).
     """
-    def blocks():
-        for start, stop, own, M in _distance_blocks(XW, block_cells):
-            D = cdist(F[start:stop], F, "sqeuclidean")
-            D *= lam
-            D += M
-            yield start, stop, own, D, M
+    distances = _DistanceBlocks(XW, block_cells)
 
-    return _simplex_rows_by_blocks(blocks(), alpha, window, with_terms=True)
+    def block(j: int):
+        start, stop, own, M = distances[j]
+        D = cdist(F[start:stop], F, "sqeuclidean")
+        D *= lam
+        D += M
+        return start, stop, own, D, M
+
+    return _simplex_rows_by_blocks(len(distances), block, alpha, window, with_terms=True)
 
 
 def initial_graph_by_blocks(X: np.ndarray, k: int, block_cells: int | None = None):
     """:func:`initial_graph` with one alpha (Eq. (27)) and S over all j, one block of rows at a
     time: (alpha, None, S as CSR). Two passes over the distance blocks (one BLAS product each),
     the first for each row's k + 1 nearest distances (alpha), the second for problem (1)."""
-    nearest = []
-    for _, _, own, M in _distance_blocks(X, block_cells):
+    distances = _DistanceBlocks(X, block_cells)
+
+    def nearest(j: int) -> np.ndarray:
+        _, _, own, M = distances[j]
         M[own] = np.inf                            # not a sample's own neighbour
-        nearest.append(_nearest_sorted(M, k))
-    alpha = _alpha_from_nearest(np.concatenate(nearest), k)
-    blocks = ((start, stop, own, M, M) for start, stop, own, M in _distance_blocks(X, block_cells))
-    return alpha, None, _simplex_rows_by_blocks(blocks, alpha, FIRST_WINDOW, with_terms=False)[0]
+        return _nearest_sorted(M, k)
+
+    alpha = _alpha_from_nearest(np.concatenate(_in_lanes(len(distances), nearest)), k)
+
+    def block(j: int):
+        start, stop, own, M = distances[j]
+        return start, stop, own, M, M
+
+    return alpha, None, _simplex_rows_by_blocks(len(distances), block, alpha, FIRST_WINDOW,
+                                                with_terms=False)[0]
 
 
 def component_verdict(n_comp: int, c: int, eigenvalues: np.ndarray | None = None) -> int:

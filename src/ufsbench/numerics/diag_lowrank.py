@@ -67,6 +67,7 @@ import scipy.sparse as sp
 from scipy import linalg as sla
 
 from ufsbench.numerics.linalg import eigh_smallest, sym
+from ufsbench.numerics.sparse_gram import sparse_dense_product
 
 #: Dense subset eigh (MRRR) is used for at most this fraction of the spectrum; above it the full
 #: divide-and-conquer eigh is faster (measured: d = 3312, k = d/2: 34 s versus 24 s on one core).
@@ -160,7 +161,7 @@ def _congruence(A: np.ndarray, K) -> np.ndarray:
     """A K A^T; a scipy.sparse K (a sparse graph Laplacian) is applied to A^T, never formed
     densely (O(nnz(K) r) instead of an n x n array and O(n^2 r))."""
     if sp.issparse(K):
-        return A @ (K @ A.T)
+        return A @ sparse_dense_product(K, A.T)
     return A @ K @ A.T
 
 

@@ -275,21 +275,30 @@ def _knn_rows_exact(X: np.ndarray, rows: np.ndarray, k: int) -> tuple[np.ndarray
     return idx, dist
 
 
-def gram_distance_blocks(X: np.ndarray, rows_per_block: int):
+class GramDistanceBlocks:
     """Row blocks of the Gram-form squared distances between the rows of X, without an n x n
-    array: (rows, ||x_i||^2 + ||x_j||^2 - 2 x_i . x_j for i in rows and every j, on centred
-    X), one BLAS product a block. Not clipped at 0 and not exactly 0 on the diagonal: round-off
-    of ~d eps times the squared norms, which callers handle as they need."""
-    n = X.shape[0]
-    Xc = X - X.mean(axis=0)
-    xx = np.einsum("ij,ij->i", Xc, Xc)
-    for start in range(0, n, max(1, rows_per_block)):
-        rows = np.arange(start, min(start + max(1, rows_per_block), n))
-        G = Xc[rows] @ Xc.T
+    array: block j is (rows, ||x_i||^2 + ||x_j||^2 - 2 x_i . x_j for i in rows and every j, on
+    centred X), one BLAS product a block, computed when asked for (any block, in any order or
+    thread: the same bits). Not clipped at 0 and not exactly 0 on the diagonal: round-off of ~d
+    eps times the squared norms, which callers handle as they need."""
+
+    def __init__(self, X: np.ndarray, rows_per_block: int):
+        self.n = X.shape[0]
+        self.step = max(1, int(rows_per_block))
+        self.Xc = X - X.mean(axis=0)
+        self.xx = np.einsum("ij,ij->i", self.Xc, self.Xc)
+
+    def __len__(self) -> int:
+        return -(-self.n // self.step)
+
+    def __getitem__(self, j: int) -> tuple[np.ndarray, np.ndarray]:
+        start = j * self.step
+        rows = np.arange(start, min(start + self.step, self.n))
+        G = self.Xc[rows] @ self.Xc.T
         G *= -2.0
-        G += xx[rows, None]
-        G += xx[None, :]
-        yield rows, G
+        G += self.xx[rows, None]
+        G += self.xx[None, :]
+        return rows, G
 
 
 def knn_search(X: np.ndarray, k: int, extra: int | None = None,
@@ -309,15 +318,15 @@ def knn_search(X: np.ndarray, k: int, extra: int | None = None,
     if not 1 <= k < n:
         raise ValueError(f"k={k} neighbours needs 1 <= k < n_samples={n}")
     m = min(k + (k if extra is None else int(extra)), n - 1)
-    Xc = X - X.mean(axis=0)
-    xx = np.einsum("ij,ij->i", Xc, Xc)
+    blocks = GramDistanceBlocks(X, max(1, min(n, block_cells // n, block_cells // max(m * d, 1))))
+    xx = blocks.xx
     # |Gram-form error| <= ~d eps (||x||^2 + ||y||^2); a generous multiple of it.
     slack = 8.0 * (d + 8) * np.finfo(float).eps * (xx + xx.max())
-    block = max(1, min(n, block_cells // n, block_cells // max(m * d, 1)))
     idx = np.empty((n, k), dtype=np.intp)
     dist = np.empty((n, k))
     redo = []
-    for rows, G in gram_distance_blocks(X, block):
+    for j in range(len(blocks)):
+        rows, G = blocks[j]
         G[np.arange(len(rows)), rows] = np.inf                         # the sample itself
         if m < n - 1:
             part = np.argpartition(G, m, axis=1)

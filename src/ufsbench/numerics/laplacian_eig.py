@@ -9,8 +9,9 @@ with its inverse, whose largest eigenvalues 1 / (lambda - sigma) are the wanted 
 separated from the rest. From 6000 rows on, on graphs holding up to a fifth of the n^2 entries
 (and above ``DENSE_FACTOR_MAX`` rows on every graph), the factor costs more than it saves or
 fills in (``DIRECT_LANCZOS_MIN``), and ARPACK iterates with L itself for its smallest algebraic
-eigenvalues. The tolerance is machine precision (``tol=0``) either
-way, so the result is the dense one up to round-off.
+eigenvalues; its products with L run on as many cores as the caller lets BLAS use, with the
+bits of one (:class:`~ufsbench.numerics.sparse_gram.RowLanes`). The tolerance is machine
+precision (``tol=0``) either way, so the result is the dense one up to round-off.
 
 A 0 eigenvalue of multiplicity above one (a graph of several components) defeats a Krylov solver:
 its one start vector sees that eigenspace as one direction, and the solver can return fewer null
@@ -35,6 +36,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
 from ufsbench.numerics.linalg import canonical_eigenbasis, eigh_smallest, seeded_eigsh
+from ufsbench.numerics.sparse_gram import RowLanes
 
 #: Below this many samples a dense subset eigh is faster than factorising and iterating
 #: (measured, one core: n = 600, c = 20: 0.058 s dense vs 0.049 s; n = 400, c = 40: 0.026 vs 0.075).
@@ -104,7 +106,10 @@ def laplacian_smallest_eigvecs(L, c: int, warm: np.ndarray | None = None,
     L = sp.csr_matrix(L)
     if n >= DIRECT_LANCZOS_MIN and (n > DENSE_FACTOR_MAX
                                     or L.nnz <= DIRECT_LANCZOS_MAX_FILL * n * n):
-        vals, vecs = seeded_eigsh(L, k=c, which="SA", v0=_start_vector(n, warm), tol=0.0)
+        with RowLanes(L) as rows:          # the products of L on every core BLAS may use
+            op = L if rows.lanes.n_lanes == 1 else LinearOperator(
+                L.shape, dtype=float, matvec=rows.product, matmat=rows.product)
+            vals, vecs = seeded_eigsh(op, k=c, which="SA", v0=_start_vector(n, warm), tol=0.0)
         order = np.argsort(vals, kind="stable")
         return vals[order], vecs[:, order]
     L = sp.csc_matrix(L)

@@ -40,7 +40,9 @@ dense products, bit for bit. Otherwise every product equals the dense one up to 
 for m = 2 in under a millisecond instead of 15 ms, on one core).
 
 Sparse times a large dense matrix (:func:`sparse_dense_product`): column blocks of the dense
-operand that stay in the cache, the same bits as scipy's product.
+operand that stay in the cache, and on a large product the blocks (or, for a thin operand, row
+ranges of the sparse matrix) spread over the lanes of :mod:`ufsbench.numerics.lanes`; the same
+bits as scipy's product either way.
 """
 
 from __future__ import annotations
@@ -48,12 +50,18 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ufsbench.numerics.lanes import BlockLanes, blas_thread_limit
+
 #: Bytes of the dense operand from which :func:`sparse_dense_product` works column block by
 #: column block (below it the whole operand stays in the cache anyway).
 PRODUCT_BLOCKING_MIN_BYTES = 8 << 20
 #: Bytes of one column block of the dense operand in :func:`sparse_dense_product` (about half of
 #: a core's L2 cache: the blocks of 1 MB were the fastest on basehock, 16 to 256 columns tried).
 PRODUCT_BLOCK_BYTES = 1 << 20
+#: Multiply-adds (non-zeros of the sparse matrix times columns of the dense one) from which a
+#: product runs in lanes: below it (a few milliseconds) the threads' hand-offs cost about what
+#: they save.
+LANES_MIN_MULTIPLY_ADDS = 1 << 22
 #: Columns with at most this fraction of non-zero entries go to the sparse product.
 SPARSE_COLUMN_FRACTION = 0.05
 #: Time of one multiply-add of scipy's sparse product, in multiply-adds of BLAS ``syrk`` (about
@@ -107,8 +115,8 @@ class SparseOuterGram:
 
 
 def sparse_dense_product(A: sp.spmatrix | sp.sparray, B: np.ndarray) -> np.ndarray:
-    """A @ B for a scipy.sparse A and a dense B (k x m): the same numbers bit for bit, faster
-    for a B larger than the cache.
+    """A @ B for a scipy.sparse A and a dense B (k x m, or a vector): the same numbers bit for
+    bit, faster for a B larger than the cache and on more than one core.
 
     scipy's CSR times dense adds, for every non-zero a_ij, a_ij times row j of B to row i of the
     result: each non-zero reads a whole row of B, from memory once B is larger than the cache
@@ -116,8 +124,20 @@ def sparse_dense_product(A: sp.spmatrix | sp.sparray, B: np.ndarray) -> np.ndarr
     by memory). Column blocks of B that fit in the L2 cache are read from there instead (0.10
     s). Every entry of the result is the same sum in the same order either way (in A's own
     format's order): the columns of B never mix.
+
+    From ``LANES_MIN_MULTIPLY_ADDS`` on, the column blocks run in as many threads as the caller
+    lets BLAS use (:mod:`ufsbench.numerics.lanes`; scipy releases the GIL inside its sparse
+    kernels). For many products with one A and thin Bs see :class:`RowLanes`.
     """
     B = np.asarray(B)
+    m = B.shape[1] if B.ndim == 2 else 1
+    if A.nnz * m < LANES_MIN_MULTIPLY_ADDS:
+        return _column_blocks_product(A, B, 1)
+    return _column_blocks_product(A, B, blas_thread_limit())
+
+
+def _column_blocks_product(A, B: np.ndarray, n_lanes: int) -> np.ndarray:
+    """A @ B by column blocks of B that stay in the L2 cache, in ``n_lanes`` threads."""
     if B.ndim != 2 or B.nbytes < PRODUCT_BLOCKING_MIN_BYTES:
         return A @ B
     rows, m = B.shape
@@ -125,10 +145,67 @@ def sparse_dense_product(A: sp.spmatrix | sp.sparray, B: np.ndarray) -> np.ndarr
     if width >= m:
         return A @ B
     out = np.empty((A.shape[0], m), dtype=np.result_type(A.dtype, B.dtype))
-    for start in range(0, m, width):
-        block = slice(start, min(start + width, m))
+    starts = range(0, m, width)
+
+    def block_product(j: int, lane: int) -> None:
+        block = slice(starts[j], min(starts[j] + width, m))
         out[:, block] = A @ np.ascontiguousarray(B[:, block])
+
+    with BlockLanes(len(starts), n_lanes) as lanes:
+        lanes.map(block_product)
     return out
+
+
+class RowLanes:
+    """Products A @ B with the rows of a CSR A cut into one range per lane (as many threads as
+    the caller lets BLAS use, from ``LANES_MIN_MULTIPLY_ADDS`` non-zeros on), each range
+    holding about an equal share of A's non-zeros: the bits of scipy's product, for a caller
+    that multiplies by the same A many times (an eigensolver's matrix-vector products). The
+    ranges are cut once (one pass over A's indices: scipy checks them when a CSR matrix is
+    built) and the threads set up once. A that is not CSR, or one lane, takes scipy's product
+    as it is. Use as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(self, A, n_lanes: int | None = None):
+        self.A = A
+        if n_lanes is None:
+            n_lanes = blas_thread_limit() if A.nnz >= LANES_MIN_MULTIPLY_ADDS else 1
+        lanes = int(n_lanes) if A.format == "csr" else 1
+        self.lanes = BlockLanes(lanes, lanes)
+        cuts = np.searchsorted(A.indptr, np.linspace(0, A.nnz, self.lanes.n_lanes + 1)[1:-1])
+        self.bounds = np.concatenate([[0], cuts, [A.shape[0]]]).astype(np.intp)
+        self.parts = [] if self.lanes.n_lanes == 1 else [
+            _row_range(A, int(start), int(stop)) for start, stop in zip(self.bounds[:-1],
+                                                                         self.bounds[1:])]
+
+    def product(self, B: np.ndarray) -> np.ndarray:
+        """A @ B (B dense, a vector or k x m)."""
+        if not self.parts:
+            return self.A @ B
+        out = np.empty((self.A.shape[0],) + B.shape[1:],
+                       dtype=np.result_type(self.A.dtype, B.dtype))
+
+        def range_product(j: int, lane: int) -> None:
+            out[self.bounds[j]:self.bounds[j + 1]] = self.parts[j] @ B
+
+        self.lanes.map(range_product)
+        return out
+
+    def close(self) -> None:
+        self.lanes.close()
+
+    def __enter__(self) -> RowLanes:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _row_range(A, start: int, stop: int):
+    """Rows start:stop of a CSR A, sharing A's arrays where scipy keeps them."""
+    first, last = int(A.indptr[start]), int(A.indptr[stop])
+    return sp.csr_matrix((A.data[first:last], A.indices[first:last],
+                          A.indptr[start:stop + 1] - first), shape=(stop - start, A.shape[1]))
 
 
 def sparse_columns(X: np.ndarray) -> np.ndarray | None:
