@@ -444,7 +444,8 @@ class SOGFS(UFSSelector):
       S's widest row; the projected distances ||W^T x_i - W^T x_j||^2 by one Gram product (from
       3000 samples on, ``graphs.SPARSE_MIN_SAMPLES``, the initial input-space distances too, and
       with ``neighbours="all"`` the initial graph and the S-steps run row block by row block
-      with no n x n array, ``initial_graph_by_blocks``, ``s_step_by_blocks``); F's
+      with no n x n array, ``initial_graph_by_blocks``, ``s_step_by_blocks``, the blocks on as
+      many cores as the caller lets BLAS use, with the bits of one thread); F's
       null space from S's components, its other columns component by component (dense ``eigh``
       below 600 samples, else shift-invert Lanczos with a sparse LU or, for graphs with many
       non-zeros per row, a dense Cholesky, and from 6000 samples on Lanczos on L_S itself

@@ -87,6 +87,32 @@ def gram_squared_distances(Z: np.ndarray) -> np.ndarray:
     return sym(D)
 
 
+class GramDistanceBlocks:
+    """Row blocks of the Gram-form squared distances between the rows of X, without an n x n
+    array: block j is (rows, ||x_i||^2 + ||x_j||^2 - 2 x_i . x_j for i in rows and every j, on
+    centred X), one BLAS product a block, computed when asked for (any block, in any order or
+    thread: the same bits). Not clipped at 0 and not exactly 0 on the diagonal: round-off of ~d
+    eps times the squared norms, which callers handle as they need."""
+
+    def __init__(self, X: np.ndarray, rows_per_block: int):
+        self.n = X.shape[0]
+        self.step = max(1, int(rows_per_block))
+        self.Xc = X - X.mean(axis=0)
+        self.xx = np.einsum("ij,ij->i", self.Xc, self.Xc)
+
+    def __len__(self) -> int:
+        return -(-self.n // self.step)
+
+    def __getitem__(self, j: int) -> tuple[np.ndarray, np.ndarray]:
+        start = j * self.step
+        rows = np.arange(start, min(start + self.step, self.n))
+        G = self.Xc[rows] @ self.Xc.T
+        G *= -2.0
+        G += self.xx[rows, None]
+        G += self.xx[None, :]
+        return rows, G
+
+
 def mean_distance(X: np.ndarray, block_cells: int = KNN_BLOCK_CELLS) -> float:
     """Mean Euclidean distance over all n^2 ordered pairs of rows, the n zero self-distances
     included: ``mean(mean(EuDist2(X)))``, the heat-kernel width t of Cai's ``constructW``.
@@ -97,16 +123,10 @@ def mean_distance(X: np.ndarray, block_cells: int = KNN_BLOCK_CELLS) -> float:
     """
     X = np.asarray(X, dtype=float)
     n = X.shape[0]
-    Xc = X - X.mean(axis=0)
-    xx = np.einsum("ij,ij->i", Xc, Xc)
-    block = max(1, block_cells // max(n, 1))
+    blocks = GramDistanceBlocks(X, block_cells // max(n, 1))
     total = 0.0
-    for start in range(0, n, block):
-        rows = np.arange(start, min(start + block, n))
-        D = Xc[rows] @ Xc.T
-        D *= -2.0
-        D += xx[rows, None]
-        D += xx[None, :]
+    for j in range(len(blocks)):
+        rows, D = blocks[j]
         np.maximum(D, 0.0, out=D)
         D[np.arange(len(rows)), rows] = 0.0
         total += float(np.sqrt(D, out=D).sum())
@@ -273,32 +293,6 @@ def _knn_rows_exact(X: np.ndarray, rows: np.ndarray, k: int) -> tuple[np.ndarray
         order = np.argsort(d, kind="stable")[:k]
         idx[out], dist[out] = order, d[order]
     return idx, dist
-
-
-class GramDistanceBlocks:
-    """Row blocks of the Gram-form squared distances between the rows of X, without an n x n
-    array: block j is (rows, ||x_i||^2 + ||x_j||^2 - 2 x_i . x_j for i in rows and every j, on
-    centred X), one BLAS product a block, computed when asked for (any block, in any order or
-    thread: the same bits). Not clipped at 0 and not exactly 0 on the diagonal: round-off of ~d
-    eps times the squared norms, which callers handle as they need."""
-
-    def __init__(self, X: np.ndarray, rows_per_block: int):
-        self.n = X.shape[0]
-        self.step = max(1, int(rows_per_block))
-        self.Xc = X - X.mean(axis=0)
-        self.xx = np.einsum("ij,ij->i", self.Xc, self.Xc)
-
-    def __len__(self) -> int:
-        return -(-self.n // self.step)
-
-    def __getitem__(self, j: int) -> tuple[np.ndarray, np.ndarray]:
-        start = j * self.step
-        rows = np.arange(start, min(start + self.step, self.n))
-        G = self.Xc[rows] @ self.Xc.T
-        G *= -2.0
-        G += self.xx[rows, None]
-        G += self.xx[None, :]
-        return rows, G
 
 
 def knn_search(X: np.ndarray, k: int, extra: int | None = None,
