@@ -107,6 +107,28 @@ def record_calls(monkeypatch, owner, name: str) -> list:
     return calls
 
 
+def forced_lanes(monkeypatch, n_lanes: int) -> set:
+    """Make every lane user (``ufsbench.numerics.lanes``, ``sparse_gram``'s products, from any
+    size on) take ``n_lanes`` threads whatever BLAS is allowed; returns the set that collects
+    the thread idents that ran a lane, so a test can show the lanes were really taken."""
+    import threading
+
+    from ufsbench.numerics import lanes, sparse_gram
+
+    monkeypatch.setattr(lanes, "blas_thread_limit", lambda: n_lanes)
+    monkeypatch.setattr(sparse_gram, "blas_thread_limit", lambda: n_lanes)
+    monkeypatch.setattr(sparse_gram, "LANES_MIN_MULTIPLY_ADDS", 0)
+    threads: set = set()
+    run_lane = lanes.BlockLanes._run_lane
+
+    def recording(self, step, lane):
+        threads.add(threading.get_ident())
+        return run_lane(self, step, lane)
+
+    monkeypatch.setattr(lanes.BlockLanes, "_run_lane", recording)
+    return threads
+
+
 def check_selector(selector, X, cache_dir=None) -> None:
     """The contract every selector keeps, checked from what its class declares; a new method
     gets these checks for free (tests/test_selector_contract.py runs them on every registered

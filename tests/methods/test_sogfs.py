@@ -15,7 +15,7 @@ from ufsbench.errors import UFSBenchError
 from ufsbench.methods.base import make_selector
 from ufsbench.numerics import laplacian, project_simplex_rows, squared_distances, sym
 from ufsbench.numerics.diag_lowrank import dense_smallest_eigvecs, smallest_eigvecs_tied_diag_plus_lowrank
-from ufsbench.testing import peak_traced_bytes, record_calls
+from ufsbench.testing import forced_lanes, peak_traced_bytes, record_calls
 
 
 def _blobs(n_per=30, d=12, c=3, seed=0, sep=12.0):
@@ -510,27 +510,6 @@ def test_blockwise_s_steps_never_hold_an_n_by_n_array(monkeypatch):
     np.testing.assert_allclose(S0.toarray(), sogfs_mod.s_step(M, alpha), atol=1e-12)
 
 
-def _three_lanes(monkeypatch):
-    """The lanes of ufsbench.numerics.lanes with three threads, whatever BLAS is allowed; the
-    threads that ran a lane."""
-    import threading
-
-    from ufsbench.numerics import lanes as lanes_mod
-    from ufsbench.numerics import sparse_gram
-    monkeypatch.setattr(lanes_mod, "blas_thread_limit", lambda: 3)
-    monkeypatch.setattr(sparse_gram, "blas_thread_limit", lambda: 3)
-    monkeypatch.setattr(sparse_gram, "LANES_MIN_MULTIPLY_ADDS", 0)
-    threads = set()
-    original = lanes_mod.BlockLanes._run_lane
-
-    def run_lane(self, step, lane):
-        threads.add(threading.get_ident())
-        return original(self, step, lane)
-
-    monkeypatch.setattr(lanes_mod.BlockLanes, "_run_lane", run_lane)
-    return threads
-
-
 def test_blockwise_graphs_in_lanes_have_the_bits_of_one_thread(monkeypatch):
     """The initial graph and an S-step with their row blocks in three lanes: alpha, S and both
     objective terms bit for bit those of one thread (BLAS on one thread for both)."""
@@ -547,7 +526,7 @@ def test_blockwise_graphs_in_lanes_have_the_bits_of_one_thread(monkeypatch):
 
     with threadpool_limits(limits=1, user_api="blas"):
         one = steps()
-    threads = _three_lanes(monkeypatch)
+    threads = forced_lanes(monkeypatch, 3)
     lanes = steps()
     assert len(threads) == 3
     for a, b in zip(one[:1] + one[4:], lanes[:1] + lanes[4:]):
@@ -565,7 +544,7 @@ def test_lanczos_on_l_in_lanes_has_the_bits_of_one_thread(monkeypatch):
     L = _multi_component_laplacian([700])
     warm = np.random.default_rng(0).normal(size=(700, 6))
     vals, vecs = lap_eig.laplacian_smallest_eigvecs(L, 6, warm=warm, dense_below=0)
-    threads = _three_lanes(monkeypatch)
+    threads = forced_lanes(monkeypatch, 3)
     vals_lanes, vecs_lanes = lap_eig.laplacian_smallest_eigvecs(L, 6, warm=warm, dense_below=0)
     assert len(threads) == 3
     assert np.array_equal(vals, vals_lanes) and np.array_equal(vecs, vecs_lanes)

@@ -9,6 +9,7 @@ import scipy.sparse as sp
 from ufsbench.numerics import sparse_gram
 from ufsbench.numerics.gram_solve import solve_gram_plus_diag
 from ufsbench.numerics.sparse_gram import SparseOuterGram, SparsePlusOffset, sparse_outer_gram
+from ufsbench.testing import forced_lanes
 
 
 def mostly_zero(n=60, d=400, seed=0):
@@ -228,25 +229,12 @@ def test_the_blocked_sparse_product_is_scipys_bit_for_bit(fmt, shape, monkeypatc
 def test_the_blocked_sparse_product_in_lanes_is_scipys_bit_for_bit(fmt, monkeypatch):
     """Column blocks spread over three lanes (threads): scipy's product bit for bit, and the
     lanes are really taken."""
-    import threading
-
-    from ufsbench.numerics import lanes as lanes_mod
-
     rng = np.random.default_rng(5)
     A = sp.random(300, 900, density=0.05, format=fmt, random_state=6)
     B = rng.standard_normal((900, 200))
     monkeypatch.setattr(sparse_gram, "PRODUCT_BLOCKING_MIN_BYTES", 1024)
     monkeypatch.setattr(sparse_gram, "PRODUCT_BLOCK_BYTES", 8 * 1024)
-    monkeypatch.setattr(sparse_gram, "LANES_MIN_MULTIPLY_ADDS", 0)
-    monkeypatch.setattr(sparse_gram, "blas_thread_limit", lambda: 3)
-    threads = set()
-    original = lanes_mod.BlockLanes._run_lane
-
-    def run_lane(self, step, lane):
-        threads.add(threading.get_ident())
-        return original(self, step, lane)
-
-    monkeypatch.setattr(lanes_mod.BlockLanes, "_run_lane", run_lane)
+    threads = forced_lanes(monkeypatch, 3)
     for operand in (B, np.asfortranarray(B), B[:, ::2]):
         assert np.array_equal(sparse_gram.sparse_dense_product(A, operand), A @ operand)
     assert len(threads) == 3
