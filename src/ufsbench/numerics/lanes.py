@@ -3,7 +3,10 @@
 The ADMM steps of EUFS pass over n x d arrays element by element (shrinkage, residuals, dual
 updates) a few hundred times per fit: memory-bound numpy work that BLAS threads do not touch. Its
 row blocks are independent, and numpy releases the GIL inside each of these operations, so two
-threads working on different blocks use two cores. Every block is computed by the same calls on
+threads working on different blocks use two cores. The same holds for the row blocks of SOGFS's
+graphs on many samples and for scipy's sparse products, which release the GIL too
+(``ufsbench.numerics.sparse_gram``: column blocks of a sparse-dense product, row ranges of a
+sparse matrix-vector product). Every block is computed by the same calls on
 the same data whichever thread runs it, and whatever a step reduces over blocks (a sum of squares)
 is returned per block and added in block order by the caller: the result is the one of a single
 thread, bit for bit.
