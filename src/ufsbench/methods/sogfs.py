@@ -448,7 +448,7 @@ class SOGFS(UFSSelector):
       many cores as the caller lets BLAS use, with the bits of one thread); F's
       null space from S's components, its other columns component by component (dense ``eigh``
       below 600 samples, else shift-invert Lanczos with a sparse LU or, for graphs with many
-      non-zeros per row, a dense Cholesky, and from 6000 samples on Lanczos on L_S itself
+      non-zeros per row, a dense Cholesky, and from 3000 samples on Lanczos on L_S itself
       unless the graph holds more than a fifth of the n^2 entries; warm start, seeded restarts;
       ``ufsbench.numerics.laplacian_eig``); the W-step's G = X^T L_S X + gamma Q by the
       tied-diagonal reduction while Q has few distinct values (always at Q = I), else by a dense

@@ -6,7 +6,7 @@ subset ``eigh`` of the n x n Laplacian costs O(n^3) (tridiagonalisation) whateve
 here L - sigma I (sigma < 0, so positive definite) is factorised once (sparse LU, or a dense
 Cholesky for graphs with many non-zeros per row, whose LU fills in anyway) and ARPACK iterates
 with its inverse, whose largest eigenvalues 1 / (lambda - sigma) are the wanted ones and are well
-separated from the rest. From 6000 rows on, on graphs holding up to a fifth of the n^2 entries
+separated from the rest. From 3000 rows on, on graphs holding up to a fifth of the n^2 entries
 (and above ``DENSE_FACTOR_MAX`` rows on every graph), the factor costs more than it saves or
 fills in (``DIRECT_LANCZOS_MIN``), and ARPACK iterates with L itself for its smallest algebraic
 eigenvalues; its products with L run on as many cores as the caller lets BLAS use, with the
@@ -53,16 +53,25 @@ DENSE_FACTOR_MAX = 12000
 #: From this many rows on, graphs holding at most ``DIRECT_LANCZOS_MAX_FILL`` of the n^2 entries
 #: (and above ``DENSE_FACTOR_MAX`` rows every graph) are solved by Lanczos on L itself (its
 #: smallest algebraic eigenvalues, by products with the sparse L only, O(nnz) each), without a
-#: factor. Measured on SOGFS's F-steps (one core, c = 10; shift-invert with its factor against
-#: Lanczos on L): USPS, 9298 rows, with 1633, 891, 610 and 410 non-zeros per row (dense
-#: Cholesky): 13.4 / 8.7 s, 10.3 / 3.5, 9.0 / 1.4, 5.8 / 0.8; with 2944 (a third of the
-#: entries) 19.9 / 23.9. kNN graphs of ~6 non-zeros a row (sparse LU): seeded synthetic data,
-#: 10000 x 1000: 51.5 / 0.7 s, 6000 x 50: 4.5 / 0.14 s (the LU fills in on graphs of
-#: high-dimensional data); USPS, 9298 rows: 1.08 / 0.52 s; a USPS subset of 6000 rows, the one
-#: case measured where the LU won: 0.3 / 3.5 s. 3000 rows (Cholesky), 505 a row: 0.39 / 0.62 s.
-#: Both agree to round-off (subspaces within 1e-13; on the graph with 2944 a row 1.9e-14, as
-#: ||V1 - V2 V2^T V1||_2, the gap to the 11th eigenvalue being 0.0056).
-DIRECT_LANCZOS_MIN = 6000
+#: factor. Measured on SOGFS's F-steps as the fit calls them (component by component; one
+#: core; shift-invert with its factor against Lanczos on L, seconds):
+#:
+#: * kNN-like graphs of high-dimensional data, where a sparse LU fills in: seeded synthetic
+#:   data 10000 x 1000, first F-step 51.5 / 0.7; 5000 x 1000, five F-steps with 12-60
+#:   non-zeros a row 7.8 / 0.28, 2.9 / 0.91, 1.7 / 0.29, 1.5 / 0.23, 1.5 / 0.15; 3000 x 1000
+#:   1.6 / 0.10, 0.71 / 0.55, 0.49 / 0.25, 0.39 / 0.37.
+#: * USPS subsets (dense Cholesky factors): 3000 rows with 1672, 997, 642, 505 non-zeros a row
+#:   1.03 / 0.86, 1.30 / 1.29, 0.73 / 0.61, 0.41 / 0.25; 4000 rows with 710, 567, 504, 457
+#:   1.37 / 0.63, 0.94 / 0.40, 0.68 / 0.38, 0.72 / 0.34; 9298 rows with 1633, 891, 610, 410
+#:   13.4 / 8.7, 10.3 / 3.5, 9.0 / 1.4, 5.8 / 0.8.
+#: * Where the factor wins, the graphs holding more than a fifth of the n^2 entries (hence
+#:   ``DIRECT_LANCZOS_MAX_FILL``): 4000 rows with 1991 and 1116 a row 1.95 / 2.39, 1.90 / 1.94;
+#:   9298 rows with 2944, 19.9 / 23.9.
+#:
+#: Below 3000 rows (every paper data set SOGFS runs on) the factor routes stay. Both agree to
+#: round-off: subspaces within 1e-12, measured as ||V1 - V2 V2^T V1||_2 (on USPS's graph with
+#: 2944 a row 1.9e-14, the gap to the 11th eigenvalue being 0.0056).
+DIRECT_LANCZOS_MIN = 3000
 #: See ``DIRECT_LANCZOS_MIN``. Above ``DENSE_FACTOR_MAX`` rows no dense factor is formed, and a
 #: sparse LU can fill in (a kNN graph of 13000 samples in 50 dimensions ran for minutes in
 #: SuperLU; Lanczos on L: 0.7 s).
