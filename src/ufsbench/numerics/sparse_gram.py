@@ -40,9 +40,10 @@ dense products, bit for bit. Otherwise every product equals the dense one up to 
 for m = 2 in under a millisecond instead of 15 ms, on one core).
 
 Sparse times a large dense matrix (:func:`sparse_dense_product`): column blocks of the dense
-operand that stay in the cache, and on a large product the blocks (or, for a thin operand, row
-ranges of the sparse matrix) spread over the lanes of :mod:`ufsbench.numerics.lanes`; the same
-bits as scipy's product either way.
+operand that stay in the cache, on a large product spread over the lanes (threads) of
+:mod:`ufsbench.numerics.lanes`; and for many products with one sparse matrix and thin operands
+(an eigensolver's), its row ranges in lanes (:class:`RowLanes`). The same bits as scipy's
+product either way.
 """
 
 from __future__ import annotations
@@ -131,9 +132,8 @@ def sparse_dense_product(A: sp.spmatrix | sp.sparray, B: np.ndarray) -> np.ndarr
     """
     B = np.asarray(B)
     m = B.shape[1] if B.ndim == 2 else 1
-    if A.nnz * m < LANES_MIN_MULTIPLY_ADDS:
-        return _column_blocks_product(A, B, 1)
-    return _column_blocks_product(A, B, blas_thread_limit())
+    n_lanes = blas_thread_limit() if A.nnz * m >= LANES_MIN_MULTIPLY_ADDS else 1
+    return _column_blocks_product(A, B, n_lanes)
 
 
 def _column_blocks_product(A, B: np.ndarray, n_lanes: int) -> np.ndarray:
