@@ -260,15 +260,27 @@ class _DistanceBlocks:
 
 
 def _in_lanes(n_blocks: int, step) -> list:
-    """``[step(j) for j in range(n_blocks)]``, the blocks spread over as many threads as the
-    caller lets BLAS use (``ufsbench.numerics.lanes``), BLAS on one thread inside (a block's
-    Gram product), so the threads do not exceed the cores. Each block's result has the same
-    bits whichever thread computes it."""
+    """The results of ``step(j)`` for j in range(n_blocks), the blocks spread over as many
+    threads as the caller lets BLAS use (``ufsbench.numerics.lanes``), BLAS on one thread
+    inside (a block's Gram product), so the threads do not exceed the cores. Each block's result
+    has the same bits whichever thread computes it.
+
+    ``step(j)`` returns (result, the block's large arrays). A lane keeps its previous block's
+    arrays alive until its next block has allocated its own: freeing them first let the
+    allocator hand the memory back to the system and fault it in again for the next block
+    (13000 samples: 5.3 million page faults instead of 0.12 million, 55 s instead of 43 s).
+    """
+    held: dict = {}
+
+    def run(j: int, lane: int):
+        result, held[lane] = step(j)
+        return result
+
     with BlockLanes(n_blocks) as lanes:
         if lanes.n_lanes == 1:
-            return lanes.map(lambda j, lane: step(j))
+            return lanes.map(run)
         with one_blas_thread():
-            return lanes.map(lambda j, lane: step(j))
+            return lanes.map(run)
 
 
 def _simplex_rows_by_blocks(n_blocks: int, block, alpha: float, window: int, with_terms: bool):
@@ -284,7 +296,7 @@ def _simplex_rows_by_blocks(n_blocks: int, block, alpha: float, window: int, wit
         rows, cols = np.nonzero(S)
         s = S[rows, cols]
         terms = (float(M[rows, cols] @ s), float(s @ s)) if with_terms else (0.0, 0.0)
-        return np.bincount(rows, minlength=stop - start), cols, s, terms, D.shape[1]
+        return (np.bincount(rows, minlength=stop - start), cols, s, terms, D.shape[1]), (D, M, V, S)
 
     parts = _in_lanes(n_blocks, project)
     m_term = s_term = 0.0
@@ -333,7 +345,7 @@ def initial_graph_by_blocks(X: np.ndarray, k: int, block_cells: int | None = Non
     def nearest(j: int) -> np.ndarray:
         _, _, own, M = distances[j]
         M[own] = np.inf                            # not a sample's own neighbour
-        return _nearest_sorted(M, k)
+        return _nearest_sorted(M, k), M
 
     alpha = _alpha_from_nearest(np.concatenate(_in_lanes(len(distances), nearest)), k)
 
