@@ -345,7 +345,7 @@ def initial_graph_by_blocks(X: np.ndarray, k: int, block_cells: int | None = Non
     the first for each row's k + 1 nearest distances (alpha), the second for problem (1)."""
     distances = _DistanceBlocks(X, block_cells)
 
-    def nearest(j: int) -> np.ndarray:
+    def nearest(j: int) -> tuple[np.ndarray, np.ndarray]:
         _, _, own, M = distances[j]
         M[own] = np.inf                            # not a sample's own neighbour
         return _nearest_sorted(M, k), M
