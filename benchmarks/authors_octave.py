@@ -154,8 +154,8 @@ def octave_seconds(method: str, ufss: Path, data_file: Path, workdir: Path,
 
 
 def ufsbench_seconds(method: str, X, n_clusters: int) -> float:
-    """Best wall seconds of our ``released`` preset's fits, after one untimed fit: at least
-    REPEATS fits, and more until they add up to MIN_TIMED_SECONDS (at most MAX_REPEATS)."""
+    """Best wall seconds of our ``released`` preset's fits (``best_of_calls``), after one
+    untimed fit."""
     from ufsbench.methods import make_selector
 
     settings = our_settings(method, X.shape[1], n_clusters)
@@ -166,13 +166,19 @@ def ufsbench_seconds(method: str, X, n_clusters: int) -> float:
         _common.fit_quietly(sel, X)
 
     fit()
-    best, total, repeats = float("inf"), 0.0, 0
-    while repeats < REPEATS or (total < MIN_TIMED_SECONDS and repeats < MAX_REPEATS):
+    return best_of_calls(fit)[0]
+
+
+def best_of_calls(call) -> tuple[float, int]:
+    """(best wall seconds, calls made) of ``call()``: at least REPEATS calls, and more until
+    they add up to MIN_TIMED_SECONDS, at most MAX_REPEATS in all (the Octave script's loop)."""
+    best, total, calls = float("inf"), 0.0, 0
+    while calls < REPEATS or (total < MIN_TIMED_SECONDS and calls < MAX_REPEATS):
         start = time.perf_counter()
-        fit()
+        call()
         seconds = time.perf_counter() - start
-        best, total, repeats = min(best, seconds), total + seconds, repeats + 1
-    return best
+        best, total, calls = min(best, seconds), total + seconds, calls + 1
+    return best, calls
 
 
 class AuthorsOctave:

@@ -69,6 +69,22 @@ def test_authors_code_benchmark_skips_without_checkout(suite, monkeypatch):
         bench.setup(times, "ls", "synthetic")
 
 
+def test_authors_benchmark_times_at_least_three_calls_and_one_second(suite, monkeypatch):
+    """Each side's time is its best call of at least REPEATS, and of as many more as fit in
+    MIN_TIMED_SECONDS of calls, at most MAX_REPEATS."""
+    import time
+
+    from benchmarks import authors_octave
+
+    monkeypatch.setattr(authors_octave, "MIN_TIMED_SECONDS", 0.2)
+    monkeypatch.setattr(authors_octave, "MAX_REPEATS", 50)
+    best, calls = authors_octave.best_of_calls(lambda: time.sleep(0.1))
+    assert calls == 3 and best >= 0.1                      # slow calls: the three only
+    best, calls = authors_octave.best_of_calls(lambda: time.sleep(0.02))
+    assert 3 <= calls <= 11 and best >= 0.02               # stops after ~0.2 s of calls
+    assert authors_octave.best_of_calls(lambda: None)[1] == 50  # at most MAX_REPEATS
+
+
 def test_skfeature_benchmark_skips_without_skfeature(suite, monkeypatch):
     from benchmarks import skfeature_side_by_side as side_by_side
 
