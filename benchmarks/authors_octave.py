@@ -131,8 +131,8 @@ def authors_root() -> Path | str:
 
 def octave_seconds(method: str, ufss: Path, data_file: Path, workdir: Path,
                    n_clusters: int) -> float:
-    """Best wall seconds of the authors' calls on the data in ``data_file`` (as many as
-    ``ufsbench_seconds`` makes of ours)."""
+    """Best wall seconds of the authors' calls on the data in ``data_file``, by the rule of
+    ``best_of_calls`` (the script's loop)."""
     folders, call = AUTHORS[method]
     missing = [f for f in folders if not (ufss / f).is_dir()]
     if missing:
