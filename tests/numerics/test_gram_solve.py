@@ -2,8 +2,14 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy import linalg as sla
 
-from ufsbench.numerics.gram_solve import IllConditionedSolveWarning, solve_gram_plus_diag, solve_psd
+from ufsbench.numerics.gram_solve import (
+    CONDITION_CHECK_BOUND,
+    IllConditionedSolveWarning,
+    solve_gram_plus_diag,
+    solve_psd,
+)
 
 
 def test_solve_psd_is_cholesky_on_well_conditioned_systems():
@@ -13,6 +19,45 @@ def test_solve_psd_is_cholesky_on_well_conditioned_systems():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no fallback, no warning
         assert np.allclose(A @ solve_psd(A, B), B)
+
+
+@pytest.mark.parametrize("n, k", [(40, 1), (300, 7), (700, 20)])
+def test_solve_psd_has_the_bits_and_layout_of_scipys_checked_solve(n, k):
+    # later products' bits depend on the layout of the solution, so both must match
+    rng = np.random.default_rng(n)
+    X = rng.normal(size=(n + 50, n))
+    A, B = X.T @ X + np.eye(n), rng.normal(size=(n, k))
+    expected = sla.solve(A, B, assume_a="pos")
+    got = solve_psd(A, B)
+    assert np.array_equal(got, expected)
+    assert got.flags["C_CONTIGUOUS"] == expected.flags["C_CONTIGUOUS"]
+    assert np.array_equal(solve_psd(A, B[:, 0]), sla.solve(A, B[:, 0], assume_a="pos"))
+
+
+def _diagonal_with_condition(n: int, condition: float) -> np.ndarray:
+    # Cholesky of a positive diagonal cannot fail, on any CPU, and its condition is exact
+    return np.diag(np.logspace(0, -np.log10(condition), n))
+
+
+def test_solve_psd_warns_where_the_condition_estimate_is_below_machine_epsilon():
+    A = _diagonal_with_condition(200, 1e18)
+    B = np.random.default_rng(5).normal(size=(200, 3))
+    with pytest.warns(sla.LinAlgWarning, match="ill-conditioned"):
+        got = solve_psd(A, B)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sla.LinAlgWarning)
+        assert np.array_equal(got, sla.solve(A, B, assume_a="pos"))
+
+
+def test_solve_psd_is_silent_where_scipy_is():
+    # a condition number of 1e12: over the bound that triggers the estimate, under 1 / eps
+    A = _diagonal_with_condition(200, 1e12)
+    assert CONDITION_CHECK_BOUND < 1e12
+    B = np.ones((200, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sla.solve(A, B, assume_a="pos")
+        solve_psd(A, B)
 
 
 def test_solve_psd_falls_back_to_least_squares_when_cholesky_fails():

@@ -281,6 +281,11 @@ class RUFS(UFSSelector):
       (as Qian's code); W0 = (X^T X + (beta/alpha) I)^{-1} X^T G0 (as Qian's code).
     * zeta = 1e7 as Qian's code; eps = 1e-8 inside every smoothed norm; at most ``max_iter`` outer
       iterations (code: 20), stop when the relative objective decrease is below ``tol``.
+      The cap ends the default fits and nearly every fit of the paper grids: at iteration 20
+      the objective still falls by 2-5 % an iteration (jaffe 3.8 %, umist 1.7 %, coil20 5.3 %;
+      the penalty on G^T G - I is 12-30 % of it), while the ranking has settled: the top 100
+      after 20 iterations share a Jaccard index of 0.96-1.00 with those after 40 and 80
+      (2026-11-27). A stop on the objective would run longer, not shorter.
     * ``labels_`` = argmax of each row of G.
     * Start options: ``clustering`` ("kmeans" on X, or "spectral" on the graph's Laplacian as
       ``sc.m``), ``start`` ("soft" as above, or "indicator": the 0/1 indicator of the authors'
