@@ -1,4 +1,5 @@
-"""A regular (non-editable) install must carry every subpackage and the Hydra configs."""
+"""A regular (non-editable) install must carry every subpackage, the Hydra configs and the
+smoke run's reference times."""
 
 import tomllib
 from pathlib import Path
@@ -17,6 +18,8 @@ def test_every_subpackage_is_found_by_setuptools():
     assert config["package-dir"] == {"": "src"}
     assert (ROOT / "src" / "ufsbench" / "configs" / "config.yaml").is_file()
     assert "configs/*/*.yaml" in config["package-data"]["ufsbench"]
+    assert (ROOT / "src" / "ufsbench" / "smoke_reference.csv").is_file()
+    assert "smoke_reference.csv" in config["package-data"]["ufsbench"]
 
 
 def test_the_package_imports_from_the_clones_parent_folder(tmp_path):

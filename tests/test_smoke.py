@@ -391,3 +391,45 @@ def test_a_report_path_that_cannot_be_written_is_refused_before_any_fit(
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"ufsbench: error: cannot write the report to {blocker / 'r.md'} (")
     assert err.endswith("); choose a writable --report path") and "\n" not in err
+
+
+def test_a_first_run_orders_and_times_its_fits_by_the_reference_run():
+    reference = smoke.reference_seconds()
+    assert reference, "the package carries the reference run's seconds"
+    fits = smoke_fits(["jaffe", "pix10p"], ["ls", "sogfs"], previous=reference)
+    keys = [smoke.fit_key(f.dataset, f.method, f.grid, f.counts) for f in fits]
+    assert all(key in reference for key in keys)
+    assert [f.cost for f in fits] == [reference[key] for key in keys]
+    # SOGFS on pix10p (a 10000 x 10000 eigendecomposition) outweighs LS on it by far; the size
+    # of the data alone weighs both alike
+    assert (fits[0].dataset, fits[0].method) == ("pix10p", "sogfs")
+    ls_pix10p = next(f.cost for f in fits if (f.dataset, f.method) == ("pix10p", "ls"))
+    assert fits[0].cost > 100 * ls_pix10p
+    # another budget runs other fits: no reference
+    assert smoke.reference_seconds(max_iter=5) == {} == smoke.reference_seconds(max_samples=0)
+
+
+def test_the_reference_run_names_only_fits_of_the_current_plan():
+    reference = smoke.reference_seconds()
+    datasets = sorted({key[0] for key in reference})
+    methods = sorted({key[1] for key in reference})
+    plan = {smoke.fit_key(f.dataset, f.method, f.grid, f.counts)
+            for f in smoke_fits(datasets, methods)}
+    assert set(reference) <= plan, sorted(set(reference) - plan)[:5]
+    assert len(reference) >= 0.9 * len(plan)
+
+
+def test_the_header_gives_an_estimate_only_where_some_fit_has_a_time(capsys):
+    # times of other fits only: the plan's costs stay size units, which are not seconds
+    run_smoke(["synthetic"], ["ls"], n_jobs=1, previous={("jaffe", "ls", "low", "50"): 7.0})
+    header = capsys.readouterr().err.splitlines()[0]
+    assert header.endswith("1 worker(s)"), header
+
+
+def test_fits_timed_at_zero_seconds_count_by_number_in_the_time_left(capsys):
+    # a fast machine's previous run rounds every fit of a small plan to 0.0 s
+    keys = {smoke.fit_key("synthetic", "ls", grid, "5, 40"): 0.0 for grid in ("low", "high")}
+    rows = run_smoke(["synthetic"], ["ls"], n_jobs=1, previous=keys)
+    assert list(rows["status"]) == ["ok", "ok"]
+    progress = capsys.readouterr().err.splitlines()[1:]
+    assert [line.split()[0] for line in progress] == ["[1/2", "[2/2"]

@@ -34,6 +34,7 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -61,8 +62,9 @@ class SmokeFit:
     setting: dict = field(hash=False)
     counts: tuple[int, ...]
     #: Expected cost, for the order and the time left only: the seconds the same fit took in
-    #: the previous run (see :func:`previous_seconds`), else n d max(n, d) of the data set (n
-    #: after the cut) scaled to seconds by the fits the previous run has.
+    #: the previous run (see :func:`previous_seconds`) or, on a first run, in the reference run
+    #: (:data:`REFERENCE_ROWS`), else n d max(n, d) of the data set (n after the cut) scaled
+    #: to seconds by the fits that have such a time.
     cost: float = field(default=0.0, compare=False)
 
 
@@ -118,6 +120,25 @@ def fit_key(dataset: str, method: str, grid: str, counts) -> tuple[str, str, str
     if not isinstance(counts, str):
         counts = ", ".join(map(str, counts))
     return dataset, method, grid, counts
+
+
+#: Each fit's seconds in a reference run at the default budget (``make smoke-all JOBS=2`` on an
+#: idle 2-core Intel Xeon, 2026-11-27, 18 data sets): what orders the fits and gives the time
+#: left on a machine without a previous run. Relative costs carry over between machines far
+#: better than the data's size (by which a first run read 1 min 18 s left after 2 min 12 s,
+#: where 7 min 40 s were left); the time left scales them by the pace of the fits that have
+#: finished. Refresh it with the dataset, method, grid, n_features and
+#: seconds columns of a default run's ``results/smoke/smoke-all.csv``.
+REFERENCE_ROWS = Path(__file__).with_name("smoke_reference.csv")
+
+
+def reference_seconds(max_iter: int = SMOKE_MAX_ITER,
+                      max_samples: int = SMOKE_MAX_SAMPLES) -> dict:
+    """{fit key: seconds} of the reference run (:data:`REFERENCE_ROWS`) for the default budget;
+    empty for any other (its fits are other fits)."""
+    if (max_iter, max_samples) != (SMOKE_MAX_ITER, SMOKE_MAX_SAMPLES):
+        return {}
+    return previous_seconds(REFERENCE_ROWS)
 
 
 def previous_seconds(rows_csv) -> dict:
@@ -304,10 +325,12 @@ def _parallel(fits: list[SmokeFit], data_dir, max_samples: int, n_jobs: int):
 
 def run_smoke(datasets: list[str], methods: list[str], data_dir=None, progress: bool = True,
               n_jobs: int = 1, max_iter: int = SMOKE_MAX_ITER,
-              max_samples: int = SMOKE_MAX_SAMPLES, previous: dict | None = None) -> pd.DataFrame:
+              max_samples: int = SMOKE_MAX_SAMPLES, previous: dict | None = None,
+              previous_source: str = "the previous run's times") -> pd.DataFrame:
     """One row per fit (see :func:`smoke_fits`), in plan order, run in ``n_jobs`` processes (1:
     in this one; -1: one per core); Ctrl-C raises :class:`SmokeInterrupted` holding the rows of
-    the fits that finished."""
+    the fits that finished. ``previous_source`` names where ``previous`` comes from in the
+    header's estimate."""
     fits = smoke_fits(datasets, methods, data_dir, max_iter, max_samples, previous)
     n_jobs = multiprocessing.cpu_count() if n_jobs == -1 else n_jobs
     done: dict[int, dict] = {}
@@ -316,8 +339,10 @@ def run_smoke(datasets: list[str], methods: list[str], data_dir=None, progress: 
         if progress:
             budget = f"at most {max_iter} iterations a fit" if max_iter > 0 else "full fits"
             budget += f", at most {max_samples} samples" if max_samples > 0 else ", every sample"
-            expected = (f"; about {clock_text(total_cost / n_jobs)} by the previous run's times"
-                        if previous else "")
+            timed = previous and any(fit_key(f.dataset, f.method, f.grid, f.counts) in previous
+                                     for f in fits)       # else the costs are size units
+            expected = (f"; about {clock_text(total_cost / n_jobs)} by {previous_source}"
+                        if timed else "")
             print(f"smoke-all: {len(fits)} fits on {len(datasets)} data set(s), {budget}, "
                   f"{n_jobs} worker(s){expected}", file=sys.stderr, flush=True)
         outcomes = _sequential(fits, data_dir, max_samples) if n_jobs == 1 else \
@@ -326,7 +351,8 @@ def run_smoke(datasets: list[str], methods: list[str], data_dir=None, progress: 
             done[index] = row
             done_cost += fits[index].cost
             if progress:
-                print(f"  {_overall(len(done), len(fits), done_cost / total_cost, started)} "
+                share = done_cost / total_cost if total_cost > 0 else len(done) / len(fits)
+                print(f"  {_overall(len(done), len(fits), share, started)} "
                       f"{row['dataset']:12s} {row['method']:14s} {row['grid']:4s} "
                       f"m={row['n_features']:<9s} {row['seconds']:7.1f}s {row['status']}",
                       file=sys.stderr, flush=True)
@@ -342,7 +368,7 @@ def _in_plan_order(done: dict[int, dict]) -> pd.DataFrame:
 def _overall(done: int, total: int, cost_share: float, started: float) -> str:
     """``[done/total, elapsed, ~left]``. The time left scales the elapsed time by the expected
     cost still to run (:class:`SmokeFit`): fits run most expensive first, so counting fits alone
-    would overstate it; without a previous run the size cost understates SOGFS on wide data."""
+    would overstate it."""
     elapsed = time.perf_counter() - started
     left = elapsed * (1 - cost_share) / cost_share if cost_share > 0 else 0.0
     return f"[{done}/{total} {clock_text(elapsed)} elapsed, ~{clock_text(left)} left]"
@@ -356,10 +382,14 @@ def smoke_main(opts, write_report) -> None:
     datasets = opts.datasets or present_datasets(opts.data_dir)
     rows_csv = opts.report.with_suffix(".csv") if opts.report else None
     previous = previous_seconds(rows_csv) if rows_csv else {}
+    source = "the previous run's times"
+    if not previous:
+        previous = reference_seconds(opts.max_iter, opts.max_samples)
+        source = "the reference run's times (2-core Intel Xeon)"
     try:
         df = run_smoke(datasets, opts.methods, opts.data_dir, progress=not opts.quiet,
                        n_jobs=opts.n_jobs, max_iter=opts.max_iter, max_samples=opts.max_samples,
-                       previous=previous)
+                       previous=previous, previous_source=source)
     except SmokeInterrupted as stop:
         _interrupted(opts, stop, write_report)
     table = tabulate(df, headers="keys", tablefmt="github", showindex=False)
