@@ -127,8 +127,8 @@ def fit_key(dataset: str, method: str, grid: str, counts) -> tuple[str, str, str
 #: left on a machine without a previous run. Relative costs carry over between machines far
 #: better than the data's size (by which a first run read 1 min 18 s left after 2 min 12 s,
 #: where 7 min 40 s were left); the time left scales them by the pace of the fits that have
-#: finished. Refresh it with the dataset, method, grid, n_features and
-#: seconds columns of a default run's ``results/smoke/smoke-all.csv``.
+#: finished. Refresh it with the dataset, method, grid, n_features and seconds columns of a
+#: default run's ``results/smoke/smoke-all.csv``.
 REFERENCE_ROWS = Path(__file__).with_name("smoke_reference.csv")
 
 

@@ -57,6 +57,8 @@ def solve_psd(A: np.ndarray, B: np.ndarray) -> np.ndarray:
 
 
 def _warn_if_ill_conditioned(A: np.ndarray, factor: np.ndarray) -> None:
+    """A ``LinAlgWarning`` where LAPACK's estimate of 1 / cond_1(A) from its Cholesky factor is
+    below machine epsilon (the test of ``scipy.linalg.solve``), estimated only past the bound."""
     diagonal = np.abs(np.diag(factor))
     if (diagonal.max() / diagonal.min()) ** 2 <= CONDITION_CHECK_BOUND:
         return
