@@ -85,7 +85,7 @@ def test_bad_names_one_line_and_exit_2(capsys, args, message):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["run", "+method.params.foo=1"], "unknown parameter(s) foo"),
+    (["run", "+method.params.foo=1"], "ls has no parameter 'foo'"),
     (["run", "feature_counts=[0]"], "feature_counts=0 must be an integer >= 1"),
     (["run", "evaluation.nmi=geo"], "evaluation.nmi='geo' is not one of: max, sqrt, arithmetic"),
 ])

@@ -35,6 +35,16 @@ def _tree(path):
     ("feature_counts=[5000]", "feature_counts [5000] exceed the 64 features of digits"),
     ("evaluation.foo=1", "unknown key 'evaluation.foo': the keys at evaluation are"),
     ("+method.params.k=3", "'method.params.k' already exists"),
+    ("method.k=3", "unknown key 'method.k': k is a parameter of ls; set it with method.params.k=3"),
+    ("+method.weight=binary", "weight is a parameter of ls; set it with method.grid.weight=binary"),
+    ("+method.foo=1", "unknown key 'method.foo': a method config has the keys name, params, grid"),
+    ("method.params.kk=3", "ls has no parameter 'kk' (did you mean k?); its parameters are"),
+    ("+method.grid.wieght=[heat]", "ls has no parameter 'wieght' (did you mean weight?)"),
+    ("+method.params.weight=binary", "method.params.weight would be overridden by the grid axis "
+                                     "method.grid.weight of ls: to fix weight, write "
+                                     "method.grid.weight=binary (one value) and "
+                                     "method.default.weight=binary (the label-free rule's "
+                                     "setting)"),
 ])
 def test_bad_setting_refused_in_one_line_before_any_computation(tmp_path, override, message):
     store = tmp_path / "store"
@@ -45,6 +55,54 @@ def test_bad_setting_refused_in_one_line_before_any_computation(tmp_path, overri
     assert len(lines) == 1 and lines[0].startswith("ufsbench: error: "), out.stderr
     assert message in lines[0]
     assert _tree(store) is None and out.stdout == ""
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["method.params.k=3"], "method.params.k would be overridden by method.preset=released, "
+                            "which sets k=5; to run the preset with another k, write "
+                            "method.presets.released.k=3"),
+    (["+method.params.sigma=2.0"], "which sets sigma=mean_distance"),
+    (["method.grid.weight=[heat,binary]"], "method.grid.weight would be overridden by "
+                                           "method.preset=released, which sets weight=heat; "
+                                           "to vary weight, run without the preset"),
+])
+def test_a_value_the_preset_would_override_is_refused_naming_the_presets_key(tmp_path, overrides,
+                                                                           message):
+    store = tmp_path / "store"
+    out = ufsbench("run", "method=ls", "dataset=digits", "method.preset=released",
+                   f"results_dir={store}", *FAST, *overrides, cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ufsbench: error: "), out.stderr
+    assert message in lines[0]
+    assert _tree(store) is None
+
+
+def test_a_changed_preset_value_is_fitted_and_recorded_as_a_change(tmp_path):
+    import json
+
+    store = tmp_path / "store"
+    base = ["run", "method=ls", "dataset=digits", f"results_dir={store}", *FAST,
+            "feature_counts=[10]"]
+    out = ufsbench(*base, "method.preset=released", "method.presets.released.k=3", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    records = [json.loads(p.read_text()) for p in (store / "digits" / "ls").rglob("*.json")]
+    assert records and all(r["key"]["params"]["k"] == 3 for r in records)
+    assert all(r["key"]["params"]["sigma"] == "mean_distance" for r in records)
+    assert {r["preset"] for r in records} == {"released with k=3"}
+    assert "no parameter" in ufsbench(*base, "method.preset=released",
+                                      "method.presets.released.kk=3", cwd=tmp_path).stderr
+
+
+def test_a_method_config_with_an_unknown_key_is_refused():
+    from ufsbench.errors import UFSBenchError
+    from ufsbench.run_config import check_method_settings
+
+    with pytest.raises(UFSBenchError, match="unknown key 'method.grdi': a method config has"):
+        check_method_settings({"name": "ls", "grdi": {"weight": ["heat"]}})
+    with pytest.raises(UFSBenchError, match="k is a parameter of ls; set it with "
+                                            r"\+method.params.k=<value>"):
+        check_method_settings({"name": "ls", "k": 3})
 
 
 def test_a_typo_leaves_the_store_as_it_was_for_the_correct_run(tmp_path):
@@ -122,7 +180,7 @@ def test_failed_setting_named_exit_1_and_retried_by_the_next_run(tmp_path):
     (["method.params.k=5,0"], "job 2 of 2 (method.params.k=0): method ls at {'k': 0"),
     (["dataset=digits,nosuch.csv"], "data file nosuch.csv does not exist"),
     (["method=ls,variance", "method.params.k=5"],
-     "job 2 of 2 (method=variance): Could not override 'method.params.k'"),
+     "unknown key 'method.params.k': variance has no parameter 'k'"),
 ])
 def test_a_multirun_checks_every_job_before_the_first_runs(tmp_path, sweep, message):
     store = tmp_path / "store"

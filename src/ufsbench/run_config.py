@@ -128,6 +128,7 @@ def check_method_settings(method_cfg: Mapping) -> int:
     from ufsbench.methods.base import check_setting
     from ufsbench.runner import expand_grid
 
+    check_method_config_keys(method_cfg)
     settings = expand_grid(dict(method_cfg))
     for setting in settings:
         try:
@@ -186,23 +187,31 @@ _GROUPS = ("method", "dataset")
 
 def _composed_tree(overrides: list[str], root: Path | str | None = None) -> dict[str, Any]:
     """config.yaml with the chosen (or default) method and data-set configs in place (from the
-    config tree ``root``, by default the packaged one)."""
+    config tree ``root``, by default the packaged one); of a sweep's options (``method=a,b``),
+    the first."""
     from ufsbench.paths import config_dir
 
     root = Path(root or config_dir())
     tree = config_dict(OmegaConf.load(root / "config.yaml"), root / "config.yaml", resolve=False)
-    chosen: dict[str, Any] = {}
-    for entry in tree.pop("defaults", []):
+    defaults = tree.pop("defaults", [])
+    for group, options in _group_options(overrides, defaults).items():
+        path = root / group / f"{options[0]}.yaml"
+        tree[group] = OmegaConf.to_container(OmegaConf.load(path)) if path.is_file() else None
+    return tree
+
+
+def _group_options(overrides: list[str], defaults: list) -> dict[str, list[str]]:
+    """The options a command line (else config.yaml's defaults) chooses for each config group,
+    every option of a sweep (``method=a,b``)."""
+    chosen: dict[str, list[str]] = {}
+    for entry in defaults:
         if isinstance(entry, dict):
-            chosen.update({k: v for k, v in entry.items() if k in _GROUPS})
+            chosen.update({k: [v] for k, v in entry.items() if k in _GROUPS})
     for item in overrides:
         name, _, value = item.partition("=")
         if name in _GROUPS and value:
-            chosen[name] = value.split(",")[0]
-    for group, option in chosen.items():
-        path = root / group / f"{option}.yaml"
-        tree[group] = OmegaConf.to_container(OmegaConf.load(path)) if path.is_file() else None
-    return tree
+            chosen[name] = [option.strip() for option in value.split(",")]
+    return chosen
 
 
 def check_override_keys(overrides: list[str], root: Path | str | None = None) -> None:
@@ -215,6 +224,7 @@ def check_override_keys(overrides: list[str], root: Path | str | None = None) ->
              not o.startswith(("++", "+hydra."))]
     if not plain and not added:
         return
+    _check_method_overrides(overrides, root)
     tree = _composed_tree(overrides, root)
     for item in added:
         name = item.partition("=")[0]
@@ -245,3 +255,129 @@ def _has_key(tree: dict, path: list[str]) -> bool:
             return False
         node = node[part]
     return True
+
+
+# -- method configs: their keys, and overrides of their parameters ---------------------------
+#: The keys of a method config (``configs/method/<name>.yaml``).
+METHOD_CONFIG_KEYS = ("name", "params", "grid", "default", "preset", "presets", "variant",
+                      "scoring")
+#: The parts of a method config whose keys are the selector's parameters.
+PARAMETER_SECTIONS = ("params", "grid", "default")
+
+
+def where_to_set(method_cfg: Mapping, parameter: str, value: object = "<value>") -> str:
+    """The override that sets ``parameter`` of a method config: its grid axis where it has one
+    (one value fixes it), else its fixed value."""
+    if parameter in (method_cfg.get("grid") or {}):
+        return f"method.grid.{parameter}={value}"
+    added = "" if parameter in (method_cfg.get("params") or {}) else "+"
+    return f"{added}method.params.{parameter}={value}"
+
+
+def check_method_config_keys(method_cfg: Mapping) -> None:
+    """A method config holds only :data:`METHOD_CONFIG_KEYS`: any other key would be ignored
+    by the run (a parameter written at the top level, a misspelt ``grid``)."""
+    unknown = [key for key in method_cfg if key not in METHOD_CONFIG_KEYS]
+    if unknown:
+        raise UFSBenchError(_not_a_config_key(method_cfg, unknown[0]))
+
+
+def _not_a_config_key(method_cfg: Mapping, key: str, value: object = "<value>") -> str:
+    name = method_cfg.get("name")
+    if key in _parameters_of(name):
+        return (f"unknown key 'method.{key}': {key} is a parameter of {name}; set it with "
+                f"{where_to_set(method_cfg, key, value)}")
+    return f"unknown key 'method.{key}': a method config has the keys {', '.join(METHOD_CONFIG_KEYS)}"
+
+
+def _parameters_of(name) -> list[str]:
+    """The constructor parameters of method ``name``; none for a name no selector has."""
+    from ufsbench.methods import available_methods
+    from ufsbench.methods.base import method_parameters
+
+    return method_parameters(name) if name in available_methods() else []
+
+
+def _override_parts(item: str) -> tuple[str, list[str], str]:
+    """(prefix, key path, value) of an override: prefix "", "+", "++" or "~"."""
+    prefix = next((p for p in ("~", "++", "+") if item.startswith(p)), "")
+    name, _, value = item[len(prefix):].partition("=")
+    return prefix, name.split("."), value
+
+
+def _check_method_overrides(overrides: list[str], root: Path | str | None = None) -> None:
+    """Overrides of a method's parameters that the run would ignore are refused, naming the
+    override that does what they ask, for each method the command line chooses:
+
+    * a parameter at the config's top level (``method.alpha=10``), which no fit reads;
+    * a name the selector has no parameter of (``method.params.alfa``);
+    * a fixed value of a grid axis (``method.params.alpha=10``), which the grid overrides;
+    * a value the chosen preset sets (``method.preset=released method.params.max_iter=20``),
+      which the preset overrides: the preset's own value can be changed
+      (``method.presets.released.max_iter=20``).
+    """
+    from ufsbench.paths import config_dir
+
+    root = Path(root or config_dir())
+    edits = [_override_parts(o) for o in overrides if "=" in o or o.startswith("~")]
+    edits = [(prefix, path, value) for prefix, path, value in edits
+             if path[0] == "method" and len(path) > 1]
+    if not edits:
+        return
+    defaults = config_dict(OmegaConf.load(root / "config.yaml"), root / "config.yaml",
+                           resolve=False).get("defaults", [])
+    for option in _group_options(overrides, defaults).get("method", []):
+        path = root / "method" / f"{option}.yaml"
+        method_cfg = config_dict(OmegaConf.load(path), path) if path.is_file() else {"name": option}
+        _check_method_edits(method_cfg, edits)
+
+
+def _check_method_edits(method_cfg: dict, edits: list[tuple[str, list[str], str]]) -> None:
+    name = str(method_cfg.get("name"))
+    known = _parameters_of(name)
+    if not known:
+        return                               # an unknown method is refused by its own check
+    grid = set(method_cfg.get("grid") or {})
+    preset = method_cfg.get("preset")
+    for prefix, path, value in edits:
+        if path == ["method", "preset"]:
+            preset = None if prefix == "~" or value.lower() in ("", "null", "none") else value
+        elif path[1] == "grid" and len(path) == 3:
+            (grid.discard if prefix == "~" else grid.add)(path[2])
+    fixed_by_preset = dict((method_cfg.get("presets") or {}).get(preset) or {}) if preset else {}
+    for prefix, path, value in edits:
+        if prefix == "~":
+            continue
+        if len(path) == 2 and path[1] not in METHOD_CONFIG_KEYS:
+            raise UFSBenchError(_not_a_config_key(dict(method_cfg, grid=dict.fromkeys(grid)),
+                                                  path[1], value))
+        section = path[1]
+        parameter = path[-1] if (section in PARAMETER_SECTIONS and len(path) == 3) or (
+            section == "presets" and len(path) == 4) else None
+        if parameter is None:
+            continue
+        if parameter not in known:
+            raise UFSBenchError(_no_such_parameter(name, ".".join(path), parameter, known))
+        if section == "params" and parameter in grid and parameter not in fixed_by_preset:
+            default = (f" and method.default.{parameter}={value} (the label-free rule's "
+                       f"setting)" if parameter in (method_cfg.get("default") or {}) else "")
+            raise UFSBenchError(
+                f"method.params.{parameter} would be overridden by the grid axis "
+                f"method.grid.{parameter} of {name}: to fix {parameter}, write "
+                f"method.grid.{parameter}={value} (one value){default}")
+        if section in PARAMETER_SECTIONS and parameter in fixed_by_preset:
+            fix = (f"to run the preset with another {parameter}, write "
+                   f"method.presets.{preset}.{parameter}={value}" if section == "params" else
+                   f"to vary {parameter}, run without the preset")
+            raise UFSBenchError(f"method.{section}.{parameter} would be overridden by "
+                                f"method.preset={preset}, which sets {parameter}="
+                                f"{fixed_by_preset[parameter]}; {fix}")
+
+
+def _no_such_parameter(name: str, key: str, parameter: str, known: list[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(parameter, known, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return (f"unknown key {key!r}: {name} has no parameter {parameter!r}{hint}; its parameters "
+            f"are {', '.join(sorted(known))}")

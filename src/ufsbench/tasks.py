@@ -19,7 +19,7 @@ from ufsbench.datasets import Dataset
 from ufsbench.errors import UFSBenchError
 from ufsbench.evaluation import NMI_NORMALISATIONS
 from ufsbench.methods import method_parameters, selector_class
-from ufsbench.presets import apply_preset
+from ufsbench.presets import apply_preset, preset_label
 
 SCORINGS = ("kmeans", "own_labels")
 
@@ -115,7 +115,9 @@ class Task:
 # -- grids -----------------------------------------------------------------------------------
 def expand_grid(method_cfg: dict) -> list[dict]:
     """Every parameter setting of a method config: fixed params x cartesian grid (+ the default),
-    after its ``preset`` (if any) is applied."""
+    after its ``preset`` (if any) is applied. A grid axis sweeps a parameter the config also
+    fixes (``+method.grid.k=[3,5]``); the command line refuses the converse, a fixed value of a
+    grid axis (:func:`ufsbench.run_config.check_override_keys`)."""
     method_cfg = apply_preset(method_cfg)
     name = method_cfg["name"]
     fixed = dict(method_cfg.get("params") or {})
@@ -183,7 +185,7 @@ def plan_tasks(dataset: Dataset, method_cfg: dict, feature_counts, protocol: Eva
                  feature_counts=list(feature_counts), n_clusters=dataset.n_classes,
                  data_checksum=dataset.checksum, seed=int(seed), protocol=protocol,
                  results_dir=str(results_dir), feature_names=dataset.feature_names,
-                 data_source=dataset.meta.get("source"), preset=method_cfg.get("preset"))
+                 data_source=dataset.meta.get("source"), preset=preset_label(method_cfg))
             for params in expand_grid(method_cfg)]
 
 

@@ -116,7 +116,8 @@ def _prepare_overrides(overrides: list[str], root,
     try:
         check_override_keys(overrides, root)
     except UFSBenchError as exc:
-        if other_keys and str(exc).startswith("unknown key"):
+        if other_keys and str(exc).startswith("unknown key") and \
+                not str(exc).startswith("unknown key 'method."):
             raise UFSBenchError(f"{exc}; {other_keys}") from None
         raise
     return overrides, configs
