@@ -64,9 +64,10 @@ from ufsbench.report import (
     RULE_LABELS,
     SUMMARIES,
     canonical_rule,
-    default_params,
     fixed_feature_count,
+    is_default_setting,
     method_config,
+    record_presets,
     series_label,
     summarise,
 )
@@ -133,7 +134,8 @@ def per_count_values(df: pd.DataFrame, metric: str = "acc", rule: str = "paper",
     rule = canonical_rule(rule)
     values = summarise(df, metric, summary)
     if rule == "label_free":
-        values = values[[p == default_params(m) for p, m in zip(values["params"], values["method"])]]
+        values = values[[is_default_setting(m, p, r) for m, p, r in
+                         zip(values["method"], values["params"], record_presets(values))]]
     keys = ["dataset", "method", "scoring", "n_features"]
     values = values.sort_values("value", ascending=False, kind="stable")
     return values.groupby(keys, sort=True).head(1).sort_values(keys).reset_index(drop=True)
@@ -290,7 +292,8 @@ def convergence_records(df: pd.DataFrame) -> pd.DataFrame:
         raise UFSBenchError("no stored record has an objective history; iterative methods "
                             "(e.g. sogfs, scfs, dgufs, kmufs) record one: run one of them first")
     rows = rows.assign(
-        _not_default=[p != default_params(m) for p, m in zip(rows["params"], rows["method"])],
+        _not_default=[not is_default_setting(m, p, r) for m, p, r in
+                      zip(rows["method"], rows["params"], record_presets(rows))],
         _not_fixed=[n != fixed_feature_count(d) for n, d in zip(rows["n_features"], rows["dataset"])])
     rows = rows.sort_values(["_not_default", "_not_fixed", "params", "n_features"], kind="stable")
     return rows.groupby(["dataset", "method"], sort=True).head(1).sort_values(
@@ -311,7 +314,8 @@ def convergence_figure(df: pd.DataFrame, dataset: str) -> Figure:
             ax.set_yscale("log")
         else:
             ax.ticklabel_format(axis="y", useOffset=False)  # values as they are, no "+4.6e3"
-        which = "default" if row.params == default_params(row.method) else "stored"
+        which = ("default" if is_default_setting(row.method, row.params,
+                                                 getattr(row, "preset", "")) else "stored")
         ax.set_title(f"{row.method}, m = {row.n_features} ({which} setting)\n"
                      f"{setting_text(row.method, row.params)}", fontsize="small")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))

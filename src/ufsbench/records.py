@@ -62,7 +62,8 @@ def load_results(results_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     selections would differ), reconstructed, path, degenerate (the fit warned that every feature
     scored alike: its selection is the lowest indices), tied_at_cut (how many features tie
     across the cut at n_features, so that the tie order chose among them; 0 none; NaN in
-    records older than this field).
+    records older than this field), preset (the preset the parameters came from, as the record
+    names it, e.g. "released"; "" for none).
     """
     from ufsbench.datasets.registry import current_checksum, source_checksum
     from ufsbench.results import ResultStore, canonical
@@ -88,7 +89,8 @@ def load_results(results_dir: str | os.PathLike | None = None) -> pd.DataFrame:
                "degenerate": any(w.startswith("DegenerateScoresWarning")
                                  for w in rec.get("fit_warnings") or []),
                "fit_warnings": tuple(rec.get("fit_warnings") or ()),
-               "tied_at_cut": float(rec.get("tied_at_cut", np.nan))}
+               "tied_at_cut": float(rec.get("tied_at_cut", np.nan)),
+               "preset": rec.get("preset") or ""}
         for name, values in nmi_all.items():
             row[f"nmi_{name}_mean"] = values.mean()
         for name, value in key["params"].items():

@@ -67,10 +67,43 @@ def method_config(name: str) -> dict[str, Any]:
     return config_dict(OmegaConf.load(path), path)
 
 
-def default_params(name: str) -> str:
+def default_params(name: str, preset: str | None = None) -> str:
+    """The label-free setting of method ``name`` (its config's fixed params and default), with
+    ``preset`` applied when given, as canonical JSON (the records' ``params`` form)."""
     cfg = method_config(name)
+    if preset:
+        from ufsbench.presets import apply_preset
+
+        cfg = apply_preset({**cfg, "preset": preset})
     setting = dict(cfg.get("params") or {}, **(cfg.get("default") or {}))
     return json.dumps(setting, sort_keys=True, separators=(",", ":"))
+
+
+def preset_parts(label: str | None) -> tuple[str, list[str]]:
+    """(preset name, parameters a run changed) of a record's preset label: "released with
+    max_iter=20, k=3" -> ("released", ["max_iter", "k"]); ("", []) for no preset."""
+    if not label:
+        return "", []
+    name, _, changes = str(label).partition(" with ")
+    return name, [part.partition("=")[0] for part in changes.split(", ") if "=" in part]
+
+
+def record_presets(df: pd.DataFrame):
+    """The records' preset labels ("" for none), also of a table without that column."""
+    return df["preset"] if "preset" in df else [""] * len(df)
+
+
+def is_default_setting(method: str, params: str, preset: str | None = None,
+                       ignore: str | None = None) -> bool:
+    """Whether a record's ``params`` (canonical JSON) are its method's label-free setting: the
+    config's default, or, for a record made at a preset (its ``preset`` label), the preset's
+    default with the values the run changed; ``ignore``: a parameter left out on both sides."""
+    name, changed = preset_parts(preset)
+    default, given = json.loads(default_params(method, name or None)), json.loads(params)
+    default.update({key: given.get(key) for key in changed})
+    default.pop(ignore, None)
+    given.pop(ignore, None)
+    return given == default
 
 
 @functools.cache
@@ -100,27 +133,27 @@ def summarise(df: pd.DataFrame, metric: str, summary: str) -> pd.DataFrame:
     return df
 
 
-def variant_of(method: str, params: str) -> str:
-    """The value of the method's ``variant`` parameter (a config key): rows of their own in tables.
+def variant_of(method: str, params: str, preset: str | None = None) -> str:
+    """The value of the method's ``variant`` parameter (a config key) and the preset the record
+    was made at: rows of their own in tables.
 
     E.g. UFSOL's ``graph`` (none, similarity, maxmargin, triplet) are four rows of its paper's
-    Table 2, each selected over the rest of the grid on its own.
+    Table 2, each selected over the rest of the grid on its own; the settings of a run at
+    ``method.preset=released`` are a row of their own beside those of the method's own grid.
     """
     key = method_config(method).get("variant")
-    return "" if not key else str(json.loads(params).get(key, ""))
+    parts = [str(json.loads(params).get(key, "")) if key else "", preset or ""]
+    return ", ".join(part for part in parts if part)
 
 
 def _is_default(row, fixed: dict) -> bool:
-    """The label-free cell: default parameters (any variant) at the data set's fixed count
-    (``fixed``: data set -> count)."""
-    key = method_config(row["method"]).get("variant")
-    default, params = json.loads(default_params(row["method"])), json.loads(row["params"])
-    if key:
-        default.pop(key, None)
-        params.pop(key, None)
+    """The label-free cell: default parameters (any variant; a preset's, for a record made at
+    one) at the data set's fixed count (``fixed``: data set -> count)."""
     count_ok = (keeps_all_features(row["method"])
                 or row["n_features"] == fixed.get(row["dataset"]))
-    return params == default and count_ok
+    # any value of the variant parameter: each variant is a row of its own
+    return count_ok and is_default_setting(row["method"], row["params"], row.get("preset"),
+                                           ignore=method_config(row["method"]).get("variant"))
 
 
 def fixed_counts(df: pd.DataFrame) -> dict:
@@ -147,7 +180,8 @@ def select_cells(df: pd.DataFrame, metric: str = "acc", rule: str = "paper",
     if df.empty:
         return df.assign(value=[], spread=[], variant=[])
     df = summarise(df[~df["stale"]], metric, summary)
-    df["variant"] = [variant_of(m, p) for m, p in zip(df["method"], df["params"])]
+    df["variant"] = [variant_of(m, p, r) for m, p, r in
+                     zip(df["method"], df["params"], record_presets(df))]
     if rule == "label_free":
         fixed = fixed_counts(df)
         df = df[df.apply(_is_default, axis=1, fixed=fixed)] if not df.empty else df
