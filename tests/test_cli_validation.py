@@ -20,6 +20,15 @@ def _tree(path):
     return sorted(str(p.relative_to(path)) for p in path.rglob("*")) if path.exists() else None
 
 
+def assert_refused(out, message, store):
+    """Exit code 2, one line on stderr holding ``message``, nothing on stdout, no store."""
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ufsbench: error: "), out.stderr
+    assert message in lines[0]
+    assert _tree(store) is None and out.stdout == ""
+
+
 @pytest.mark.parametrize("override, message", [
     ("evaluation.kmeans_init=kmeans++", "evaluation.kmeans_init='kmeans++' is not one of"),
     ("evaluation.kmeans_max_iter=2.5", "evaluation.kmeans_max_iter=2.5 must be an integer"),
@@ -50,11 +59,7 @@ def test_bad_setting_refused_in_one_line_before_any_computation(tmp_path, overri
     store = tmp_path / "store"
     out = ufsbench("run", "method=ls", "dataset=digits", f"results_dir={store}", *FAST, override,
                    cwd=tmp_path)
-    assert out.returncode == 2, out.stderr
-    lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("ufsbench: error: "), out.stderr
-    assert message in lines[0]
-    assert _tree(store) is None and out.stdout == ""
+    assert_refused(out, message, store)
 
 
 @pytest.mark.parametrize("overrides, message", [
@@ -71,11 +76,7 @@ def test_a_value_the_preset_would_override_is_refused_naming_the_presets_key(tmp
     store = tmp_path / "store"
     out = ufsbench("run", "method=ls", "dataset=digits", "method.preset=released",
                    f"results_dir={store}", *FAST, *overrides, cwd=tmp_path)
-    assert out.returncode == 2, out.stderr
-    lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("ufsbench: error: "), out.stderr
-    assert message in lines[0]
-    assert _tree(store) is None
+    assert_refused(out, message, store)
 
 
 def test_a_changed_preset_value_is_fitted_and_recorded_as_a_change(tmp_path):
@@ -187,11 +188,7 @@ def test_a_multirun_checks_every_job_before_the_first_runs(tmp_path, sweep, mess
     given = {o.partition("=")[0] for o in sweep}
     base = [o for o in ("method=ls", "dataset=digits") if o.partition("=")[0] not in given]
     out = ufsbench("run", "-m", *base, *sweep, f"results_dir={store}", *FAST, cwd=tmp_path)
-    assert out.returncode == 2, out.stderr
-    lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("ufsbench: error: "), out.stderr
-    assert message in lines[0]
-    assert _tree(store) is None
+    assert_refused(out, message, store)
 
 
 def test_a_multirun_refuses_a_data_set_it_cannot_have_before_any_job(tmp_path):
