@@ -67,6 +67,7 @@ def method_config(name: str) -> dict[str, Any]:
     return config_dict(OmegaConf.load(path), path)
 
 
+@functools.cache
 def default_params(name: str, preset: str | None = None) -> str:
     """The label-free setting of method ``name`` (its config's fixed params and default), with
     ``preset`` applied when given, as canonical JSON (the records' ``params`` form)."""

@@ -337,13 +337,7 @@ def _check_method_edits(method_cfg: dict, edits: list[tuple[str, list[str], str]
     known = _parameters_of(name)
     if not known:
         return                               # an unknown method is refused by its own check
-    grid = set(method_cfg.get("grid") or {})
-    preset = method_cfg.get("preset")
-    for prefix, path, value in edits:
-        if path == ["method", "preset"]:
-            preset = None if prefix == "~" or value.lower() in ("", "null", "none") else value
-        elif path[1] == "grid" and len(path) == 3:
-            (grid.discard if prefix == "~" else grid.add)(path[2])
+    grid, preset = _grid_and_preset(method_cfg, edits)
     fixed_by_preset = dict((method_cfg.get("presets") or {}).get(preset) or {}) if preset else {}
     for prefix, path, value in edits:
         if prefix == "~":
@@ -352,26 +346,42 @@ def _check_method_edits(method_cfg: dict, edits: list[tuple[str, list[str], str]
             raise UFSBenchError(_not_a_config_key(dict(method_cfg, grid=dict.fromkeys(grid)),
                                                   path[1], value))
         section = path[1]
-        parameter = path[-1] if (section in PARAMETER_SECTIONS and len(path) == 3) or (
-            section == "presets" and len(path) == 4) else None
-        if parameter is None:
+        if not ((section in PARAMETER_SECTIONS and len(path) == 3)
+                or (section == "presets" and len(path) == 4)):
             continue
+        parameter = path[-1]
         if parameter not in known:
             raise UFSBenchError(_no_such_parameter(name, ".".join(path), parameter, known))
-        if section == "params" and parameter in grid and parameter not in fixed_by_preset:
+        if section in PARAMETER_SECTIONS and parameter in fixed_by_preset:
+            raise UFSBenchError(_overridden_by_preset(section, parameter, value, preset,
+                                                      fixed_by_preset[parameter]))
+        if section == "params" and parameter in grid:
             default = (f" and method.default.{parameter}={value} (the label-free rule's "
                        f"setting)" if parameter in (method_cfg.get("default") or {}) else "")
             raise UFSBenchError(
                 f"method.params.{parameter} would be overridden by the grid axis "
                 f"method.grid.{parameter} of {name}: to fix {parameter}, write "
                 f"method.grid.{parameter}={value} (one value){default}")
-        if section in PARAMETER_SECTIONS and parameter in fixed_by_preset:
-            fix = (f"to run the preset with another {parameter}, write "
-                   f"method.presets.{preset}.{parameter}={value}" if section == "params" else
-                   f"to vary {parameter}, run without the preset")
-            raise UFSBenchError(f"method.{section}.{parameter} would be overridden by "
-                                f"method.preset={preset}, which sets {parameter}="
-                                f"{fixed_by_preset[parameter]}; {fix}")
+
+
+def _grid_and_preset(method_cfg: dict, edits) -> tuple[set[str], str | None]:
+    """The grid axes and the preset of a method config after the command line's overrides."""
+    grid = set(method_cfg.get("grid") or {})
+    preset = method_cfg.get("preset")
+    for prefix, path, value in edits:
+        if path == ["method", "preset"]:
+            preset = None if prefix == "~" or value.lower() in ("", "null", "none") else value
+        elif path[1] == "grid" and len(path) == 3:
+            (grid.discard if prefix == "~" else grid.add)(path[2])
+    return grid, preset
+
+
+def _overridden_by_preset(section: str, parameter: str, value: str, preset, fixed) -> str:
+    fix = (f"to run the preset with another {parameter}, write "
+           f"method.presets.{preset}.{parameter}={value}" if section == "params" else
+           f"to vary {parameter}, run without the preset")
+    return (f"method.{section}.{parameter} would be overridden by method.preset={preset}, which "
+            f"sets {parameter}={fixed}; {fix}")
 
 
 def _no_such_parameter(name: str, key: str, parameter: str, known: list[str]) -> str:
