@@ -63,13 +63,14 @@ from ufsbench.report import (
     METRICS,
     RULE_LABELS,
     SUMMARIES,
+    at_default,
     canonical_rule,
     fixed_feature_count,
     is_default_setting,
     method_config,
-    record_presets,
     series_label,
     summarise,
+    variants,
 )
 from ufsbench.results import ResultStore
 from ufsbench.stats import RankTest, cliques, rank_methods
@@ -125,7 +126,9 @@ def _check_choice(value: str, allowed, what: str) -> None:
 
 def per_count_values(df: pd.DataFrame, metric: str = "acc", rule: str = "paper",
                      summary: str = "mean") -> pd.DataFrame:
-    """One row per (dataset, method, scoring, n_features) with ``value``: the rule's cell there.
+    """One row per (dataset, method, variant, scoring, n_features) with ``value``: the rule's
+    cell there, and ``series``, its name in legends (a variant or a preset is a series of its
+    own, as it is a row of the report's tables).
 
     ``paper``: the best value over the parameter grid at that feature count; ``label_free``: the
     method's default parameters. Ties go to the first stored setting (stable sort).
@@ -133,10 +136,12 @@ def per_count_values(df: pd.DataFrame, metric: str = "acc", rule: str = "paper",
     _check_choice(metric, METRICS, "metric")
     rule = canonical_rule(rule)
     values = summarise(df, metric, summary)
+    values = values.assign(variant=variants(values))
+    values = values.assign(series=[series_label(m, s, v) for m, s, v in zip(
+        values["method"], values["scoring"], values["variant"])])
     if rule == "label_free":
-        values = values[[is_default_setting(m, p, r) for m, p, r in
-                         zip(values["method"], values["params"], record_presets(values))]]
-    keys = ["dataset", "method", "scoring", "n_features"]
+        values = values[at_default(values)]
+    keys = ["dataset", "method", "variant", "scoring", "n_features"]
     values = values.sort_values("value", ascending=False, kind="stable")
     return values.groupby(keys, sort=True).head(1).sort_values(keys).reset_index(drop=True)
 
@@ -154,15 +159,13 @@ def counts_figure(df: pd.DataFrame, metric: str = "acc", rule: str = "paper",
                             f"default settings or use --rule paper")
     datasets = sorted(points["dataset"].unique())
     reference = points["method"].map(keeps_all_features)
-    labels = {series_label(m, s) for m, s in zip(points["method"][~reference],
-                                                  points["scoring"][~reference])}
+    labels = set(points["series"][~reference])
     styles = series_styles(labels)
     banded = summary == "mean" and points["spread"].notna().any()
     fig, axes = panel_grid(len(datasets), size=(4.0, 3.3))
     for ax, dataset in zip(axes, datasets):
         here = points[points["dataset"] == dataset]
-        for (method, scoring), line in here.groupby(["method", "scoring"], sort=True):
-            label = series_label(method, scoring)
+        for (method, label), line in here.groupby(["method", "series"], sort=True):
             if keeps_all_features(method):
                 ax.axhline(100 * line["value"].iloc[0], color="0.45", linestyle=(0, (6, 3)),
                            linewidth=1.2, label=label)
@@ -292,8 +295,7 @@ def convergence_records(df: pd.DataFrame) -> pd.DataFrame:
         raise UFSBenchError("no stored record has an objective history; iterative methods "
                             "(e.g. sogfs, scfs, dgufs, kmufs) record one: run one of them first")
     rows = rows.assign(
-        _not_default=[not is_default_setting(m, p, r) for m, p, r in
-                      zip(rows["method"], rows["params"], record_presets(rows))],
+        _not_default=~at_default(rows),
         _not_fixed=[n != fixed_feature_count(d) for n, d in zip(rows["n_features"], rows["dataset"])])
     rows = rows.sort_values(["_not_default", "_not_fixed", "params", "n_features"], kind="stable")
     return rows.groupby(["dataset", "method"], sort=True).head(1).sort_values(
@@ -314,8 +316,9 @@ def convergence_figure(df: pd.DataFrame, dataset: str) -> Figure:
             ax.set_yscale("log")
         else:
             ax.ticklabel_format(axis="y", useOffset=False)  # values as they are, no "+4.6e3"
-        which = ("default" if is_default_setting(row.method, row.params,
-                                                 getattr(row, "preset", "")) else "stored")
+        at = is_default_setting(row.method, row.params, getattr(row, "preset", ""),
+                                ignore=method_config(row.method).get("variant"))
+        which = "default" if at else "stored"
         ax.set_title(f"{row.method}, m = {row.n_features} ({which} setting)\n"
                      f"{setting_text(row.method, row.params)}", fontsize="small")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -418,7 +421,7 @@ def pixels_figure(df: pd.DataFrame, dataset: str, methods=None, counts=None, sam
         raise UFSBenchError(f"sample index(es) {bad} out of range: {dataset} has "
                             f"{data.n_samples} samples")
     col_counts = sorted(chosen["n_features"].unique())
-    row_methods = sorted(chosen["method"].unique())
+    row_methods = sorted(chosen["series"].unique())
     nrows, ncols = len(row_methods) * len(samples), len(col_counts)
     # room for the two-line title and the caption even with a single image
     fig = Figure(figsize=(max(4.8, 1.5 * ncols + 1.2), 1.5 * nrows * shape[0] / shape[1] + 1.9),
@@ -429,7 +432,7 @@ def pixels_figure(df: pd.DataFrame, dataset: str, methods=None, counts=None, sam
             ax = axes[i, j]
             ax.set_xticks([])
             ax.set_yticks([])
-            hit = chosen[(chosen["method"] == method) & (chosen["n_features"] == m)]
+            hit = chosen[(chosen["series"] == method) & (chosen["n_features"] == m)]
             ax.imshow(data.X[sample].reshape(shape, order=order), cmap="gray")
             if not hit.empty:
                 ax.imshow(_pixel_overlay(hit["selected"].iloc[0], data.n_features, shape, order))

@@ -147,14 +147,18 @@ def variant_of(method: str, params: str, preset: str | None = None) -> str:
     return ", ".join(part for part in parts if part)
 
 
-def _is_default(row, fixed: dict) -> bool:
-    """The label-free cell: default parameters (any variant; a preset's, for a record made at
-    one) at the data set's fixed count (``fixed``: data set -> count)."""
-    count_ok = (keeps_all_features(row["method"])
-                or row["n_features"] == fixed.get(row["dataset"]))
-    # any value of the variant parameter: each variant is a row of its own
-    return count_ok and is_default_setting(row["method"], row["params"], row.get("preset"),
-                                           ignore=method_config(row["method"]).get("variant"))
+def variants(df: pd.DataFrame) -> list[str]:
+    """:func:`variant_of` of every record of a results table."""
+    return [variant_of(m, p, r) for m, p, r in zip(df["method"], df["params"], record_presets(df))]
+
+
+def at_default(df: pd.DataFrame) -> np.ndarray:
+    """Which records of a results table are at their method's label-free setting: the default
+    parameters (any value of the variant parameter, each variant being a row of its own; a
+    preset's default, for a record made at one), at any feature count."""
+    return np.array([is_default_setting(m, p, r, ignore=method_config(m).get("variant"))
+                     for m, p, r in zip(df["method"], df["params"], record_presets(df))],
+                    dtype=bool)
 
 
 def fixed_counts(df: pd.DataFrame) -> dict:
@@ -181,11 +185,13 @@ def select_cells(df: pd.DataFrame, metric: str = "acc", rule: str = "paper",
     if df.empty:
         return df.assign(value=[], spread=[], variant=[])
     df = summarise(df[~df["stale"]], metric, summary)
-    df["variant"] = [variant_of(m, p, r) for m, p, r in
-                     zip(df["method"], df["params"], record_presets(df))]
-    if rule == "label_free":
+    df["variant"] = variants(df)
+    if rule == "label_free" and not df.empty:
+        # the default setting at the data set's fixed count (every count for all-features)
         fixed = fixed_counts(df)
-        df = df[df.apply(_is_default, axis=1, fixed=fixed)] if not df.empty else df
+        count_ok = (df["method"].map(keeps_all_features)
+                    | (df["n_features"] == df["dataset"].map(fixed)))
+        df = df[at_default(df) & count_ok.to_numpy()]
     if df.empty:
         return df
     # Ties (e.g. several grid points with equal scores) go to the smaller feature count.
@@ -194,9 +200,7 @@ def select_cells(df: pd.DataFrame, metric: str = "acc", rule: str = "paper",
 
 
 def _row_label(method: str, variant: str, scoring: str, reconstructed: bool) -> str:
-    label = method + (f" ({variant})" if variant else "")
-    label += " (own labels)" if scoring == "own_labels" else ""
-    return label + (" [reconstructed]" if reconstructed else "")
+    return series_label(method, scoring, variant) + (" [reconstructed]" if reconstructed else "")
 
 
 def table_frame(cells: pd.DataFrame, style: str = "plain") -> pd.DataFrame:
@@ -351,9 +355,11 @@ def _tex_comment(text: str) -> str:
     return "".join(f"% {line}\n" for line in text.splitlines())
 
 
-def series_label(method: str, scoring: str = "kmeans") -> str:
-    """A method's name in legends; a joint method's own-label scoring is its own series."""
-    return method + (" (own labels)" if scoring == "own_labels" else "")
+def series_label(method: str, scoring: str = "kmeans", variant: str = "") -> str:
+    """A method's name in tables and legends: each variant (:func:`variant_of`) and a joint
+    method's own-label scoring are series of their own."""
+    label = method + (f" ({variant})" if variant else "")
+    return label + (" (own labels)" if scoring == "own_labels" else "")
 
 
 def fit_warning_lines(df: pd.DataFrame) -> list[str]:

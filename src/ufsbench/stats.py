@@ -49,15 +49,15 @@ def rank_methods(df: pd.DataFrame, metric: str = "acc", rule: str = "paper",
                  summary: str = "mean", alpha: float = 0.05) -> RankTest:
     """Rank the methods on every data set where all of them have a cell, then test (Demšar 2006).
 
-    The cells are the report's (``select_cells``): one per (data set, method, scoring).
+    The cells are the report's (``select_cells``): one per (data set, method, variant, scoring).
     """
     from scipy.stats import friedmanchisquare, rankdata
 
     cells = select_cells(df, metric, rule, summary)
     if cells.empty:
         raise UFSBenchError(f"no stored cell matches the {rule!r} rule; nothing to rank")
-    cells = cells.assign(label=[series_label(m, s) for m, s in
-                                zip(cells["method"], cells["scoring"])])
+    cells = cells.assign(label=[series_label(m, s, v) for m, s, v in
+                                zip(cells["method"], cells["scoring"], cells["variant"])])
     table = cells.pivot_table(index="dataset", columns="label", values="value", aggfunc="max")
     complete = table.dropna()
     dropped = sorted(set(table.index) - set(complete.index))
